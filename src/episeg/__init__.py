@@ -1,0 +1,2 @@
+"""episeg: episodic memory for AI agents."""
+__version__ = "0.1.0"

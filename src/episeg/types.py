@@ -1,0 +1,290 @@
+"""Core data types: :class:`Turn`, :class:`Verdict`, :class:`Episode`, :class:`Salience`.
+
+Enums accept a member or its string value and name the valid values on error:
+
+>>> from episeg.types import Actor, Turn, TurnType
+>>> Actor.parse("assistant")
+<Actor.ASSISTANT: 'assistant'>
+>>> Actor.parse("robot")
+Traceback (most recent call last):
+...
+episeg.errors.TurnValidationError: unknown actor 'robot'; valid: user, assistant, tool, system
+>>> t = Turn(actor="user", text="why is auth returning 401?", ts=0.0)
+>>> t.actor, t.type
+(<Actor.USER: 'user'>, None)
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass, field
+from enum import Enum
+from typing import Any, TypeVar
+
+import numpy as np
+
+from episeg.errors import TurnValidationError
+
+__all__ = [
+    "Actor",
+    "Decision",
+    "Episode",
+    "ObservedTurn",
+    "Salience",
+    "Turn",
+    "TurnType",
+    "Verdict",
+]
+
+_E = TypeVar("_E", bound="_ParsableEnum")
+
+
+class _ParsableEnum(str, Enum):
+    """A string enum whose :meth:`parse` names the valid values on error."""
+
+    @classmethod
+    def parse(cls: type[_E], value: object) -> _E:
+        if isinstance(value, cls):
+            return value
+        if isinstance(value, str):
+            try:
+                return cls(value.strip().lower())
+            except ValueError:
+                pass
+        valid = ", ".join(member.value for member in cls)
+        raise TurnValidationError(f"unknown {cls._label()} {value!r}; valid: {valid}")
+
+    @classmethod
+    def _label(cls) -> str:
+        return cls.__name__.lower()
+
+    def __str__(self) -> str:
+        return str(self.value)
+
+
+class Actor(_ParsableEnum):
+    """Who produced a turn."""
+
+    USER = "user"
+    ASSISTANT = "assistant"
+    TOOL = "tool"
+    SYSTEM = "system"
+
+
+class TurnType(_ParsableEnum):
+    """Structural turn types emitted by an agent harness (seed signal 4)."""
+
+    USER_QUESTION = "user-question"
+    USER_CORRECTION = "user-correction"
+    ASSISTANT_ANSWER = "assistant-answer"
+    TOOL_CALL = "tool-call"
+    TOOL_ERROR = "tool-error"
+    TOOL_SUCCESS = "tool-success"
+    SYSTEM_EVENT = "system-event"
+
+    @classmethod
+    def _label(cls) -> str:
+        return "turn type"
+
+
+class Decision(_ParsableEnum):
+    """What a signal (or the combiner) says about the turn it just saw.
+
+    ``BOUNDARY`` and ``SUB_EPISODE`` mean the turn *opens* a new episode; the
+    previous episode ends with the turn before it.
+    """
+
+    CONTINUE = "continue"
+    BOUNDARY = "boundary"
+    SUB_EPISODE = "sub-episode"
+    ABSTAIN = "abstain"
+
+    @property
+    def opens_episode(self) -> bool:
+        return self in (Decision.BOUNDARY, Decision.SUB_EPISODE)
+
+
+@dataclass(frozen=True, slots=True)
+class Turn:
+    """One conversation turn, as the harness hands it over.
+
+    ``ts`` is seconds since the epoch (any monotonic clock works as long as
+    one session uses one clock). ``id`` makes ingestion idempotent; the
+    segmenter assigns ``"<session>:<seq>"`` when it is absent.
+    """
+
+    actor: Actor
+    text: str
+    ts: float
+    type: TurnType | None = None
+    id: str | None = None
+    user: str = "default"
+    session: str = "default"
+
+    def __post_init__(self) -> None:
+        object.__setattr__(self, "actor", Actor.parse(self.actor))
+        if self.type is not None:
+            object.__setattr__(self, "type", TurnType.parse(self.type))
+        if not isinstance(self.text, str):
+            raise TurnValidationError(f"text must be a string, got {type(self.text).__name__}")
+        if isinstance(self.ts, bool) or not isinstance(self.ts, int | float):
+            raise TurnValidationError(f"ts must be a number, got {type(self.ts).__name__}")
+        if not math.isfinite(self.ts):
+            raise TurnValidationError(f"ts must be finite, got {self.ts!r}")
+        object.__setattr__(self, "ts", float(self.ts))
+        for name in ("user", "session"):
+            value = getattr(self, name)
+            if not isinstance(value, str) or not value.strip():
+                raise TurnValidationError(f"{name} must be a non-empty string, got {value!r}")
+        if self.id is not None and (not isinstance(self.id, str) or not self.id):
+            raise TurnValidationError(f"id must be a non-empty string, got {self.id!r}")
+
+    def to_dict(self) -> dict[str, Any]:
+        """A JSON-ready dict that :meth:`from_dict` reads back."""
+        out: dict[str, Any] = {"actor": self.actor.value, "text": self.text, "ts": self.ts}
+        if self.type is not None:
+            out["type"] = self.type.value
+        if self.id is not None:
+            out["id"] = self.id
+        out["user"] = self.user
+        out["session"] = self.session
+        return out
+
+    @classmethod
+    def from_dict(cls, data: dict[str, Any]) -> Turn:
+        """Build a turn from a dict, rejecting unknown keys and missing fields."""
+        allowed = {"actor", "text", "ts", "type", "id", "user", "session"}
+        unknown = sorted(set(data) - allowed)
+        if unknown:
+            raise TurnValidationError(f"unknown field(s) {unknown}; valid: {sorted(allowed)}")
+        for required in ("actor", "text", "ts"):
+            if required not in data:
+                raise TurnValidationError(f"missing required field {required!r}")
+        return cls(**data)
+
+
+@dataclass(frozen=True, slots=True)
+class ObservedTurn:
+    """A turn as the signals see it: cleaned text, its embedding and position.
+
+    ``text`` has agent markers stripped; ``markers`` lists the ones found.
+    """
+
+    turn: Turn
+    text: str
+    embedding: np.ndarray = field(repr=False, compare=False)
+    position: int
+    inferred_type: TurnType
+    markers: tuple[str, ...] = ()
+
+
+@dataclass(frozen=True, slots=True)
+class Verdict:
+    """One signal's frozen answer about one turn.
+
+    ``score`` is the strength of the evidence in [0, 1] (1 = certain);
+    ``authoritative`` verdicts are obeyed by the combiner without weighing.
+    """
+
+    signal: str
+    decision: Decision
+    score: float = 0.0
+    reason: str = ""
+    authoritative: bool = False
+
+    def to_dict(self) -> dict[str, Any]:
+        return {
+            "signal": self.signal,
+            "decision": self.decision.value,
+            "score": round(float(self.score), 6),
+            "reason": self.reason,
+            "authoritative": self.authoritative,
+        }
+
+    @classmethod
+    def from_dict(cls, data: dict[str, Any]) -> Verdict:
+        return cls(
+            signal=str(data["signal"]),
+            decision=Decision.parse(data["decision"]),
+            score=float(data.get("score", 0.0)),
+            reason=str(data.get("reason", "")),
+            authoritative=bool(data.get("authoritative", False)),
+        )
+
+
+@dataclass(frozen=True, slots=True)
+class Salience:
+    """An episode's salience: the 1-10 integer, its [0, 1] form, and provenance.
+
+    ``score`` is ``None`` when the episode is *unscored*: the scorer failed and
+    ``reason`` says why. Nothing ever defaults silently to 5.
+
+    >>> Salience.scored(10, scorer="anchored").normalized
+    1.0
+    >>> Salience.unscored("judge timed out", scorer="anthropic").normalized is None
+    True
+    """
+
+    score: int | None
+    scorer: str
+    reason: str = ""
+
+    def __post_init__(self) -> None:
+        if self.score is not None and (
+            isinstance(self.score, bool) or not isinstance(self.score, int)
+            or not 1 <= self.score <= 10
+        ):
+            raise ValueError(f"salience score must be an integer 1-10 or None, got {self.score!r}")
+
+    @classmethod
+    def scored(cls, score: int, *, scorer: str, reason: str = "") -> Salience:
+        return cls(score=score, scorer=scorer, reason=reason)
+
+    @classmethod
+    def unscored(cls, reason: str, *, scorer: str) -> Salience:
+        return cls(score=None, scorer=scorer, reason=reason)
+
+    @property
+    def is_scored(self) -> bool:
+        return self.score is not None
+
+    @property
+    def normalized(self) -> float | None:
+        """(score - 1) / 9, so 1 maps to 0.0 and 10 to 1.0."""
+        return None if self.score is None else (self.score - 1) / 9.0
+
+
+@dataclass(frozen=True, slots=True)
+class Episode:
+    """A closed run of turns, the unit that is scored, stored and recalled.
+
+    ``boundary_verdicts`` are the verdicts that opened this episode (empty for
+    the first episode of a session) and ``closing_verdicts`` those that closed
+    it, so a mis-fire can be traced to the signal behind it.
+    """
+
+    id: str
+    user: str
+    session: str
+    turns: tuple[Turn, ...]
+    summary: str
+    opened_at: float
+    closed_at: float
+    embedding: np.ndarray | None = field(default=None, repr=False, compare=False)
+    salience: Salience | None = None
+    parent_id: str | None = None
+    boundary_verdicts: tuple[Verdict, ...] = ()
+    closing_verdicts: tuple[Verdict, ...] = ()
+    recall_count: int = 0
+    last_accessed: float | None = None
+    strength: float = 1.0
+    archived: bool = False
+
+    @property
+    def text(self) -> str:
+        """The transcript of the episode, one ``actor: text`` line per turn."""
+        return "\n".join(f"{t.actor.value}: {t.text}" for t in self.turns)
+
+    @property
+    def turn_ids(self) -> tuple[str, ...]:
+        return tuple(t.id or "" for t in self.turns)
