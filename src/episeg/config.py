@@ -16,7 +16,7 @@ from __future__ import annotations
 
 import dataclasses
 from dataclasses import dataclass
-from enum import Enum
+from enum import StrEnum
 from typing import Any
 
 from episeg.errors import ConfigError
@@ -24,7 +24,7 @@ from episeg.errors import ConfigError
 __all__ = ["EpisegConfig", "JudgeGate"]
 
 
-class JudgeGate(str, Enum):
+class JudgeGate(StrEnum):
     """When the prediction-error judge is consulted.
 
     ``ambiguous``: only when the cheap signals' combined evidence falls in the
@@ -85,7 +85,7 @@ class EpisegConfig:
         Evidence in [ambiguity_floor, boundary_evidence) is ambiguous: the
         judge (if gated in) decides.
     semantic_weight, drift_weight, structural_weight : float
-        Weights of the hint signals in the combiner (defaults 1.0, 0.6, 0.6).
+        Weights of the hint signals in the combiner (defaults 1.0, 0.6, 1.0).
     max_turn_chars : int, default 100_000
         Longer turn texts are refused with a ``TurnValidationError``.
     embed_max_chars : int, default 2000
@@ -126,7 +126,7 @@ class EpisegConfig:
     ambiguity_floor: float = 0.5
     semantic_weight: float = 1.0
     drift_weight: float = 0.6
-    structural_weight: float = 0.6
+    structural_weight: float = 1.0
     max_turn_chars: int = 100_000
     embed_max_chars: int = 2000
     embed_batch_size: int = 32

@@ -18,7 +18,7 @@ from __future__ import annotations
 
 import math
 from dataclasses import dataclass, field
-from enum import Enum
+from enum import StrEnum
 from typing import Any, TypeVar
 
 import numpy as np
@@ -39,7 +39,7 @@ __all__ = [
 _E = TypeVar("_E", bound="_ParsableEnum")
 
 
-class _ParsableEnum(str, Enum):
+class _ParsableEnum(StrEnum):
     """A string enum whose :meth:`parse` names the valid values on error."""
 
     @classmethod
@@ -98,6 +98,11 @@ class Decision(_ParsableEnum):
     BOUNDARY = "boundary"
     SUB_EPISODE = "sub-episode"
     ABSTAIN = "abstain"
+
+    @classmethod
+    def _missing_(cls, value: object) -> Decision | None:
+        # "new" is the seed's word for a boundary in judge answers.
+        return cls.BOUNDARY if value == "new" else None
 
     @property
     def opens_episode(self) -> bool:

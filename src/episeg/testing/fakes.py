@@ -19,8 +19,8 @@ from collections.abc import Iterable, Sequence
 import numpy as np
 
 from episeg.errors import JudgeError
-from episeg.typing import JudgeAnswer
 from episeg.types import Decision, Turn
+from episeg.typing import JudgeAnswer
 
 __all__ = ["HashingEmbedder", "ScriptedJudge"]
 

@@ -1,0 +1,24 @@
+"""The five boundary signals, each a small class with ``update(turn) -> Verdict``.
+
+Cheapest first: :class:`AgentMarker` (5), :class:`StructuralTurnType` (4),
+:class:`FixedWindow` (1), :class:`SemanticShift` and :class:`GradualDrift` (2),
+:class:`PredictionError` (3, judge-backed and gated).
+"""
+
+from episeg.signals.drift import GradualDrift
+from episeg.signals.marker import AgentMarker, scan_markers
+from episeg.signals.prediction import PredictionError
+from episeg.signals.semantic import SemanticShift
+from episeg.signals.structural import StructuralTurnType, infer_turn_type
+from episeg.signals.window import FixedWindow
+
+__all__ = [
+    "AgentMarker",
+    "FixedWindow",
+    "GradualDrift",
+    "PredictionError",
+    "SemanticShift",
+    "StructuralTurnType",
+    "infer_turn_type",
+    "scan_markers",
+]
