@@ -99,7 +99,11 @@ class SalienceScorer(Protocol):
 
 @dataclass(frozen=True, slots=True)
 class ScoredEpisode:
-    """A recalled episode with each rerank term's contribution."""
+    """A recalled episode with each rerank term's contribution.
+
+    ``importance_imputed`` is True when the episode was unscored and its
+    importance term used the candidates' median (see :mod:`episeg.recall`).
+    """
 
     episode: Episode
     score: float
@@ -107,6 +111,7 @@ class ScoredEpisode:
     importance: float
     similarity: float
     raw_similarity: float
+    importance_imputed: bool = False
 
 
 @runtime_checkable
