@@ -5,5 +5,6 @@ tested through the real embedder, real Chroma and the real SDKs.
 """
 
 from episeg.testing.fakes import HashingEmbedder, ScriptedJudge
+from episeg.testing.llm_server import LoopbackLLMServer, RecordedRequest, Reply
 
-__all__ = ["HashingEmbedder", "ScriptedJudge"]
+__all__ = ["HashingEmbedder", "LoopbackLLMServer", "RecordedRequest", "Reply", "ScriptedJudge"]

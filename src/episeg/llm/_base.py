@@ -1,0 +1,190 @@
+"""Shared parts of the structured-output clients: retry policy, schema check, errors.
+
+The backends (:mod:`episeg.llm.anthropic_backend`, :mod:`episeg.llm.openai_backend`)
+differ only in how they call their SDK and how they classify its exceptions;
+the retry loop and the reply validation live here, once.
+
+>>> from episeg.llm import RetryPolicy, validate_reply
+>>> RetryPolicy(attempts=3, base_delay=0.5, max_delay=4.0).delay(2, retry_after=None)
+2.0
+>>> RetryPolicy(max_delay=4.0).delay(0, retry_after=30.0)  # retry-after honoured, capped
+4.0
+>>> schema = {"type": "object", "required": ["score"], "additionalProperties": False,
+...           "properties": {"score": {"type": "integer", "enum": list(range(1, 11))}}}
+>>> validate_reply({"score": 7}, schema)
+{'score': 7}
+>>> validate_reply({"score": 11}, schema)
+Traceback (most recent call last):
+...
+episeg.errors.JudgeError: reply field 'score' = 11 is not one of [1, 2, 3, 4, 5, 6, 7, 8, 9, 10]
+"""
+
+from __future__ import annotations
+
+import json
+import logging
+import re
+from dataclasses import dataclass
+from typing import Any, Protocol, runtime_checkable
+
+from episeg.errors import BackendUnavailableError, JudgeError
+
+__all__ = [
+    "BackendUnavailableJudgeError",
+    "RetryPolicy",
+    "StructuredBackend",
+    "extract_json_object",
+    "validate_reply",
+]
+
+log = logging.getLogger("episeg.llm")
+
+_JSON_TYPES: dict[str, tuple[type, ...]] = {
+    "string": (str,),
+    "integer": (int,),
+    "number": (int, float),
+    "boolean": (bool,),
+    "object": (dict,),
+    "array": (list,),
+}
+
+
+class BackendUnavailableJudgeError(BackendUnavailableError, JudgeError):
+    """The model server could not be reached, timed out or stayed overloaded.
+
+    It is both a :class:`~episeg.errors.BackendUnavailableError` and a
+    :class:`~episeg.errors.JudgeError`, so a caller honouring the ``Judge``
+    Protocol (which promises ``JudgeError``) catches it too.
+    """
+
+
+@dataclass(frozen=True, kw_only=True)
+class RetryPolicy:
+    """Bounded retries with exponential backoff for transient failures.
+
+    Parameters
+    ----------
+    attempts : int, default 3
+        Requests made at most (1 = no retry).
+    base_delay : float, default 0.5
+        Wait before the second attempt, in seconds; doubled each retry.
+    max_delay : float, default 8.0
+        Cap of any single wait, including a server's ``retry-after``.
+    """
+
+    attempts: int = 3
+    base_delay: float = 0.5
+    max_delay: float = 8.0
+
+    def __post_init__(self) -> None:
+        if isinstance(self.attempts, bool) or not isinstance(self.attempts, int) \
+                or self.attempts < 1:
+            raise ValueError(f"attempts must be an integer >= 1, got {self.attempts!r}")
+        if not self.base_delay >= 0:
+            raise ValueError(f"base_delay must be >= 0, got {self.base_delay}")
+        if not self.max_delay >= 0:
+            raise ValueError(f"max_delay must be >= 0, got {self.max_delay}")
+
+    def delay(self, retry: int, *, retry_after: float | None) -> float:
+        """Seconds to wait before retry number ``retry`` (0-based)."""
+        if retry_after is not None and retry_after >= 0:
+            return min(self.max_delay, retry_after)
+        return float(min(self.max_delay, self.base_delay * (2.0 ** retry)))
+
+
+@runtime_checkable
+class StructuredBackend(Protocol):
+    """A chat model that answers one prompt with a JSON object fitting a schema.
+
+    ``complete`` returns the validated object or raises
+    :class:`~episeg.errors.JudgeError` (unusable reply) or
+    :class:`BackendUnavailableJudgeError` (unreachable, timed out, overloaded).
+    ``calls`` counts HTTP requests made, retries included.
+    """
+
+    @property
+    def name(self) -> str: ...
+
+    @property
+    def calls(self) -> int: ...
+
+    def complete(self, *, system: str, prompt: str, tool_name: str,
+                 schema: dict[str, Any]) -> dict[str, Any]: ...
+
+
+def parse_retry_after(headers: Any) -> float | None:
+    """Seconds from ``retry-after-ms`` or ``retry-after`` (seconds only), if present."""
+    if headers is None:
+        return None
+    for key, scale in (("retry-after-ms", 0.001), ("retry-after", 1.0)):
+        raw = headers.get(key)
+        if raw is None:
+            continue
+        try:
+            return max(0.0, float(raw) * scale)
+        except ValueError:
+            log.warning("ignoring unparseable %s header %r", key, raw)
+    return None
+
+
+def extract_json_object(text: str) -> dict[str, Any]:
+    """Parse a JSON object from model text: bare, fenced in ```, or the outermost ``{...}``.
+
+    Raises :class:`~episeg.errors.JudgeError` when no JSON object can be read.
+    """
+    candidates = [text.strip()]
+    fenced = re.search(r"```(?:json)?\s*(.*?)```", text, flags=re.DOTALL)
+    if fenced:
+        candidates.append(fenced.group(1).strip())
+    start, end = text.find("{"), text.rfind("}")
+    if 0 <= start < end:
+        candidates.append(text[start:end + 1])
+    for candidate in candidates:
+        try:
+            value = json.loads(candidate)
+        except json.JSONDecodeError:
+            continue
+        if isinstance(value, dict):
+            return value
+    raise JudgeError(f"reply is not a JSON object: {_clip(text)!r}")
+
+
+def validate_reply(data: object, schema: dict[str, Any]) -> dict[str, Any]:
+    """Check ``data`` against a flat object schema; return it or raise ``JudgeError``.
+
+    Supports what the episeg schemas use: ``required``, ``additionalProperties:
+    false``, and per property ``type``, ``enum``, ``minLength``, ``maxLength``.
+    """
+    if not isinstance(data, dict):
+        raise JudgeError(f"reply is not a JSON object but {type(data).__name__}")
+    props: dict[str, Any] = schema.get("properties", {})
+    missing = [key for key in schema.get("required", []) if key not in data]
+    if missing:
+        raise JudgeError(f"reply lacks required field(s) {missing}; got {sorted(data)}")
+    if schema.get("additionalProperties") is False:
+        extra = sorted(set(data) - set(props))
+        if extra:
+            raise JudgeError(f"reply has unexpected field(s) {extra}; valid: {sorted(props)}")
+    for key, spec in props.items():
+        if key in data:
+            _check_value(key, data[key], spec)
+    return data
+
+
+def _check_value(key: str, value: object, spec: dict[str, Any]) -> None:
+    expected = spec.get("type")
+    if expected is not None:
+        kinds = _JSON_TYPES[expected]
+        if (isinstance(value, bool) and bool not in kinds) or not isinstance(value, kinds):
+            raise JudgeError(f"reply field {key!r} = {_clip(repr(value))} is not a {expected}")
+    if "enum" in spec and value not in spec["enum"]:
+        raise JudgeError(f"reply field {key!r} = {_clip(repr(value))} is not one of {spec['enum']}")
+    if isinstance(value, str):
+        if len(value) < spec.get("minLength", 0):
+            raise JudgeError(f"reply field {key!r} is shorter than {spec['minLength']} chars")
+        if "maxLength" in spec and len(value) > spec["maxLength"]:
+            raise JudgeError(f"reply field {key!r} is longer than {spec['maxLength']} chars")
+
+
+def _clip(text: str, limit: int = 200) -> str:
+    return text if len(text) <= limit else text[:limit] + "..."

@@ -1,0 +1,102 @@
+"""The bounded retry loop shared by every backend.
+
+A backend hands in one attempt (a callable) and a classifier that turns an SDK
+exception into a :class:`Failure`; the loop retries transient failures with
+backoff, logs each one, and raises a typed episeg error at the end.
+
+>>> from episeg.llm._retry import Failure, run_with_retries
+>>> from episeg.llm import RetryPolicy
+>>> answers = iter([TimeoutError("slow"), {"ok": True}])
+>>> def attempt():
+...     value = next(answers)
+...     if isinstance(value, Exception):
+...         raise value
+...     return value
+>>> classify = lambda exc: Failure(f"timed out: {exc}", retryable=True, unavailable=True)
+>>> run_with_retries("demo", RetryPolicy(attempts=2, base_delay=0.0), attempt, classify,
+...                  sleep=lambda s: None)
+{'ok': True}
+"""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Callable
+from dataclasses import dataclass
+from typing import TypeVar
+
+from episeg.errors import JudgeError
+from episeg.llm._base import BackendUnavailableJudgeError, RetryPolicy, log, parse_retry_after
+
+__all__ = ["Failure", "classify_status", "run_with_retries"]
+
+T = TypeVar("T")
+
+
+@dataclass(frozen=True)
+class Failure:
+    """How one failed attempt is handled.
+
+    ``retryable``: worth another attempt (429, 529, 5xx, timeout, refused).
+    ``unavailable``: on final failure raise ``BackendUnavailableJudgeError``
+    rather than ``JudgeError`` (the request itself was at fault).
+    """
+
+    message: str
+    retryable: bool
+    unavailable: bool
+    retry_after: float | None = None
+
+
+def run_with_retries(
+    name: str,
+    policy: RetryPolicy,
+    attempt: Callable[[], T],
+    classify: Callable[[Exception], Failure | None],
+    *,
+    sleep: Callable[[float], None] = time.sleep,
+) -> T:
+    """Call ``attempt`` up to ``policy.attempts`` times; raise a typed error at the end.
+
+    ``classify`` returns ``None`` for exceptions it does not know; those
+    propagate unchanged (a programming error should not look like an outage).
+    ``JudgeError`` raised by ``attempt`` itself (a garbage reply) is logged and
+    re-raised at once: a temperature-0 model repeats itself, so a retry here
+    would only spend money; callers that want one (the salience scorer) retry.
+    """
+    for number in range(policy.attempts):
+        try:
+            return attempt()
+        except JudgeError as exc:
+            log.warning("%s: unusable reply: %s", name, exc)
+            raise
+        except Exception as exc:
+            failure = classify(exc)
+            if failure is None:
+                raise
+            last = number == policy.attempts - 1
+            if failure.retryable and not last:
+                wait = policy.delay(number, retry_after=failure.retry_after)
+                log.warning("%s: attempt %d/%d failed (%s); retrying in %.2fs",
+                            name, number + 1, policy.attempts, failure.message, wait)
+                sleep(wait)
+                continue
+            tries = f"after {number + 1} attempt(s)"
+            log.error("%s: request failed %s: %s", name, tries, failure.message)
+            error_type = BackendUnavailableJudgeError if failure.unavailable else JudgeError
+            raise error_type(f"{name}: {failure.message} ({tries})") from exc
+    raise AssertionError("unreachable: RetryPolicy.attempts >= 1")  # pragma: no cover
+
+
+def classify_status(status: int, headers: object, detail: str) -> Failure:
+    """The shared HTTP status policy of every backend.
+
+    408, 409, 429, 5xx and Anthropic's 529 *overloaded* are transient and
+    retried; 401/403/404 mean the server is unusable as configured
+    (unavailable); other 4xx mean it rejected this request (``JudgeError``).
+    """
+    message = f"HTTP {status}: {detail}"
+    if status in (408, 409, 429) or status >= 500:
+        return Failure(message, retryable=True, unavailable=True,
+                       retry_after=parse_retry_after(headers))
+    return Failure(message, retryable=False, unavailable=status in (401, 403, 404))

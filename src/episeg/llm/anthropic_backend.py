@@ -1,0 +1,136 @@
+"""Structured output from the Anthropic Messages API through a forced, strict tool.
+
+The model must call the one tool offered (``tool_choice={"type": "tool"}``),
+so its answer is the tool input; integer ranges are expressed as ``enum``
+because the API does not enforce ``minimum``/``maximum``. The reply is checked
+against the schema here as well: a server may still send anything.
+
+>>> from episeg.llm import AnthropicBackend
+>>> from episeg.testing import LoopbackLLMServer, Reply
+>>> schema = {"type": "object", "required": ["score"], "additionalProperties": False,
+...           "properties": {"score": {"type": "integer", "enum": list(range(1, 11))}}}
+>>> with LoopbackLLMServer() as server:
+...     server.enqueue(Reply.json({"score": 3}))
+...     backend = AnthropicBackend(base_url=server.anthropic_url, api_key="test", timeout=2.0)
+...     answer = backend.complete(system="Rate.", prompt="Memory: tea", tool_name="rate",
+...                               schema=schema)
+...     sent = server.requests[0].body
+>>> answer, backend.calls, sent["temperature"], sent["tool_choice"]
+({'score': 3}, 1, 0.0, {'type': 'tool', 'name': 'rate'})
+"""
+
+from __future__ import annotations
+
+import json
+import os
+from typing import Any
+
+import anthropic
+
+from episeg.errors import ConfigError, JudgeError
+from episeg.llm._base import RetryPolicy, validate_reply
+from episeg.llm._retry import Failure, classify_status, run_with_retries
+
+__all__ = ["AnthropicBackend"]
+
+DEFAULT_ANTHROPIC_MODEL = "claude-haiku-4-5"
+
+
+class AnthropicBackend:
+    """A thin Anthropic client: temperature 0, forced tool, bounded retries.
+
+    Parameters
+    ----------
+    model : str, default "claude-haiku-4-5"
+        Model id sent with every request.
+    api_key : str or None
+        Falls back to ``ANTHROPIC_API_KEY``; a ``ConfigError`` if neither is set.
+    base_url : str or None
+        API root (``None``: ``ANTHROPIC_BASE_URL`` or the SDK default).
+    timeout : float, default 30.0
+        Seconds per request before it counts as a (retryable) timeout.
+    max_tokens : int, default 256
+        Output token budget; a tool answer is small.
+    temperature : float or None, default 0.0
+        Sent in the request body (this SDK version has no ``temperature``
+        argument, so it goes through ``extra_body``); ``None`` omits it for
+        models that reject sampling parameters.
+    retry : RetryPolicy
+        Attempts and backoff for 429/529/5xx/timeouts (SDK retries are off).
+    """
+
+    def __init__(self, *, model: str = DEFAULT_ANTHROPIC_MODEL, api_key: str | None = None,
+                 base_url: str | None = None, timeout: float = 30.0, max_tokens: int = 256,
+                 temperature: float | None = 0.0, retry: RetryPolicy | None = None) -> None:
+        key = api_key or os.environ.get("ANTHROPIC_API_KEY")
+        if not key:
+            raise ConfigError("no Anthropic API key: pass api_key= or set ANTHROPIC_API_KEY")
+        if not model:
+            raise ConfigError("model must be a non-empty model id")
+        if not timeout > 0:
+            raise ConfigError(f"timeout must be > 0 seconds, got {timeout}")
+        if max_tokens < 1:
+            raise ConfigError(f"max_tokens must be >= 1, got {max_tokens}")
+        if temperature is not None and not 0.0 <= temperature <= 1.0:
+            raise ConfigError(f"temperature must be in [0, 1] or None, got {temperature}")
+        self._model = model
+        self._extra_body = {} if temperature is None else {"temperature": temperature}
+        self._max_tokens = max_tokens
+        self._retry = retry or RetryPolicy()
+        self._calls = 0
+        self._client = anthropic.Anthropic(api_key=key, base_url=base_url, timeout=timeout,
+                                           max_retries=0)
+
+    @property
+    def name(self) -> str:
+        return f"anthropic:{self._model}"
+
+    @property
+    def calls(self) -> int:
+        """HTTP requests made so far, retries included."""
+        return self._calls
+
+    def complete(self, *, system: str, prompt: str, tool_name: str,
+                 schema: dict[str, Any]) -> dict[str, Any]:
+        """Ask once (with retries on transient errors); return the validated tool input."""
+
+        def attempt() -> dict[str, Any]:
+            self._calls += 1
+            message = self._client.messages.create(
+                model=self._model,
+                max_tokens=self._max_tokens,
+                system=system,
+                messages=[{"role": "user", "content": prompt}],
+                tools=[{"name": tool_name, "description": "Record your answer.",
+                        "input_schema": schema, "strict": True}],
+                tool_choice={"type": "tool", "name": tool_name},
+                extra_body=self._extra_body,
+            )
+            return _tool_input(message, tool_name, schema)
+
+        return run_with_retries(self.name, self._retry, attempt, _classify)
+
+
+def _tool_input(message: Any, tool_name: str, schema: dict[str, Any]) -> dict[str, Any]:
+    blocks = list(getattr(message, "content", None) or [])
+    for block in blocks:
+        if getattr(block, "type", None) == "tool_use" and getattr(block, "name", None) == tool_name:
+            return validate_reply(block.input, schema)
+    kinds = [getattr(block, "type", "?") for block in blocks]
+    text = " ".join(getattr(b, "text", "") for b in blocks if getattr(b, "type", "") == "text")
+    raise JudgeError(f"reply has no {tool_name!r} tool_use block (blocks: {kinds}, "
+                     f"text: {text[:200]!r})")
+
+
+def _classify(exc: Exception) -> Failure | None:
+    if isinstance(exc, anthropic.APITimeoutError):
+        return Failure("request timed out", retryable=True, unavailable=True)
+    if isinstance(exc, anthropic.APIConnectionError):
+        return Failure(f"cannot connect: {exc}", retryable=True, unavailable=True)
+    if isinstance(exc, anthropic.APIStatusError):
+        return classify_status(exc.status_code, exc.response.headers, str(exc.message)[:300])
+    if isinstance(exc, json.JSONDecodeError):
+        return Failure(f"response body is not JSON: {exc}", retryable=False, unavailable=False)
+    if isinstance(exc, anthropic.APIResponseValidationError):
+        return Failure(f"malformed response: {exc}", retryable=False, unavailable=False)
+    return None

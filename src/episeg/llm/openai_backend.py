@@ -1,0 +1,151 @@
+"""Structured output from any OpenAI-compatible chat server (OpenAI, Ollama, vLLM, llama.cpp).
+
+The request asks for ``response_format={"type": "json_schema", ...}`` (strict)
+at temperature 0. Servers differ in how well they honour it, so the reply text
+is always parsed leniently (bare JSON, a fenced block, or the outermost
+``{...}``) and then checked against the schema here.
+
+>>> from episeg.llm import OpenAICompatibleBackend
+>>> from episeg.testing import LoopbackLLMServer, Reply
+>>> schema = {"type": "object", "required": ["score"], "additionalProperties": False,
+...           "properties": {"score": {"type": "integer", "enum": list(range(1, 11))}}}
+>>> with LoopbackLLMServer() as server:
+...     server.enqueue(Reply.text('Sure! ```json\\n{"score": 9}\\n```'))
+...     backend = OpenAICompatibleBackend(model="llama3.1", base_url=server.openai_url,
+...                                       api_key="ollama", timeout=2.0)
+...     answer = backend.complete(system="Rate.", prompt="Memory: outage", tool_name="rate",
+...                               schema=schema)
+...     sent = server.requests[0].body
+>>> answer, sent["temperature"], sent["response_format"]["type"]
+({'score': 9}, 0, 'json_schema')
+"""
+
+from __future__ import annotations
+
+import json
+import os
+from typing import Any
+
+import openai
+
+from episeg.errors import ConfigError, JudgeError
+from episeg.llm._base import RetryPolicy, extract_json_object, validate_reply
+from episeg.llm._retry import Failure, classify_status, run_with_retries
+
+__all__ = ["OpenAICompatibleBackend"]
+
+STRUCTURED_MODES = ("json_schema", "json_object", "none")
+
+
+class OpenAICompatibleBackend:
+    """A thin OpenAI-compatible client: temperature 0, JSON-schema output, bounded retries.
+
+    Parameters
+    ----------
+    model : str
+        Model name as the server knows it (e.g. ``"llama3.1"`` on Ollama).
+    api_key : str or None
+        Falls back to ``OPENAI_API_KEY``; local servers accept any non-empty
+        string (e.g. ``"ollama"``). A ``ConfigError`` if neither is given.
+    base_url : str or None
+        API root including ``/v1`` (e.g. ``http://127.0.0.1:11434/v1``);
+        ``None``: ``OPENAI_BASE_URL`` or the SDK default.
+    timeout : float, default 30.0
+        Seconds per request before it counts as a (retryable) timeout.
+    max_tokens : int, default 256
+        Output token budget.
+    structured : {"json_schema", "json_object", "none"}, default "json_schema"
+        How output is constrained: a strict JSON schema; JSON mode plus the
+        schema in the system prompt; or the schema in the prompt only (for
+        servers that reject ``response_format``).
+    retry : RetryPolicy
+        Attempts and backoff for 429/5xx/timeouts (SDK retries are off).
+    """
+
+    def __init__(self, *, model: str, api_key: str | None = None, base_url: str | None = None,
+                 timeout: float = 30.0, max_tokens: int = 256, structured: str = "json_schema",
+                 retry: RetryPolicy | None = None) -> None:
+        key = api_key or os.environ.get("OPENAI_API_KEY")
+        if not key:
+            raise ConfigError("no API key: pass api_key= or set OPENAI_API_KEY (local servers "
+                              "such as Ollama accept any non-empty string)")
+        if not model:
+            raise ConfigError("model must be a non-empty model name")
+        if structured not in STRUCTURED_MODES:
+            raise ConfigError(f"unknown structured mode {structured!r}; "
+                              f"valid: {', '.join(STRUCTURED_MODES)}")
+        if not timeout > 0:
+            raise ConfigError(f"timeout must be > 0 seconds, got {timeout}")
+        if max_tokens < 1:
+            raise ConfigError(f"max_tokens must be >= 1, got {max_tokens}")
+        self._model = model
+        self._max_tokens = max_tokens
+        self._structured = structured
+        self._retry = retry or RetryPolicy()
+        self._calls = 0
+        self._client = openai.OpenAI(api_key=key, base_url=base_url, timeout=timeout,
+                                     max_retries=0)
+
+    @property
+    def name(self) -> str:
+        return f"openai-compatible:{self._model}"
+
+    @property
+    def calls(self) -> int:
+        """HTTP requests made so far, retries included."""
+        return self._calls
+
+    def complete(self, *, system: str, prompt: str, tool_name: str,
+                 schema: dict[str, Any]) -> dict[str, Any]:
+        """Ask once (with retries on transient errors); return the validated JSON object."""
+        extra: dict[str, Any] = {}
+        if self._structured == "json_schema":
+            extra["response_format"] = {
+                "type": "json_schema",
+                "json_schema": {"name": tool_name, "schema": schema, "strict": True},
+            }
+        else:
+            system = (f"{system}\n\nAnswer with only a JSON object matching this JSON schema:\n"
+                      f"{json.dumps(schema)}")
+            if self._structured == "json_object":
+                extra["response_format"] = {"type": "json_object"}
+
+        def attempt() -> dict[str, Any]:
+            self._calls += 1
+            completion = self._client.chat.completions.create(
+                model=self._model,
+                temperature=0,
+                max_tokens=self._max_tokens,
+                messages=[{"role": "system", "content": system},
+                          {"role": "user", "content": prompt}],
+                **extra,
+            )
+            return validate_reply(extract_json_object(_content(completion)), schema)
+
+        return run_with_retries(self.name, self._retry, attempt, _classify)
+
+
+def _content(completion: Any) -> str:
+    choices = getattr(completion, "choices", None) or []
+    if not choices:
+        raise JudgeError("reply has no choices")
+    message = choices[0].message
+    content = getattr(message, "content", None)
+    if not content:
+        refusal = getattr(message, "refusal", None)
+        raise JudgeError(f"reply has no content (refusal: {refusal!r})")
+    return str(content)
+
+
+def _classify(exc: Exception) -> Failure | None:
+    if isinstance(exc, openai.APITimeoutError):
+        return Failure("request timed out", retryable=True, unavailable=True)
+    if isinstance(exc, openai.APIConnectionError):
+        return Failure(f"cannot connect: {exc}", retryable=True, unavailable=True)
+    if isinstance(exc, openai.APIStatusError):
+        return classify_status(exc.status_code, exc.response.headers, str(exc.message)[:300])
+    if isinstance(exc, json.JSONDecodeError):
+        return Failure(f"response body is not JSON: {exc}", retryable=False, unavailable=False)
+    if isinstance(exc, openai.APIResponseValidationError):
+        return Failure(f"malformed response: {exc}", retryable=False, unavailable=False)
+    return None

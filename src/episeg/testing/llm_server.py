@@ -1,0 +1,287 @@
+"""A real loopback HTTP server that speaks enough Anthropic and OpenAI for their SDKs.
+
+Tests queue :class:`Reply` behaviours; each POST to ``/v1/messages`` (Anthropic
+Messages API) or ``/v1/chat/completions`` (OpenAI chat completions) takes the
+next one. Every request is recorded so a test can assert what was sent
+(temperature 0, the forced tool, the anchors in the prompt).
+
+>>> import anthropic
+>>> from episeg.testing import LoopbackLLMServer, Reply
+>>> with LoopbackLLMServer() as server:
+...     server.enqueue(Reply.overloaded(retry_after=0.1), Reply.json({"score": 4}))
+...     client = anthropic.Anthropic(base_url=server.anthropic_url, api_key="k", max_retries=0)
+...     try:
+...         client.messages.create(model="m", max_tokens=8,
+...                                messages=[{"role": "user", "content": "hi"}])
+...     except anthropic.APIStatusError as err:
+...         print(err.status_code, err.response.headers["retry-after"])
+...     msg = client.messages.create(model="m", max_tokens=8,
+...                                  messages=[{"role": "user", "content": "hi"}])
+529 0.1
+>>> msg.content[0].type, msg.content[0].input, len(server.requests)
+('tool_use', {'score': 4}, 2)
+"""
+
+from __future__ import annotations
+
+import json
+import logging
+import threading
+import time
+from collections import deque
+from dataclasses import dataclass, field, replace
+from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from types import TracebackType
+from typing import Any
+
+__all__ = ["LoopbackLLMServer", "RecordedRequest", "Reply"]
+
+log = logging.getLogger(__name__)
+
+MAX_BODY_BYTES = 1 << 20
+MAX_DELAY_SECONDS = 30.0
+_ERROR_TYPES = {400: "invalid_request_error", 404: "not_found_error", 429: "rate_limit_error",
+                500: "api_error", 503: "api_error", 529: "overloaded_error"}
+
+
+@dataclass(frozen=True)
+class Reply:
+    """One programmed behaviour of the server (build it with the classmethods)."""
+
+    kind: str
+    payload: Any = None
+    status: int = 200
+    retry_after: float | None = None
+    delay: float = 0.0
+
+    @classmethod
+    def json(cls, data: dict[str, Any], *, delay: float = 0.0) -> Reply:
+        """A well-formed answer: an Anthropic ``tool_use`` block / OpenAI JSON content."""
+        return cls("json", payload=data, delay=delay)
+
+    @classmethod
+    def text(cls, text: str, *, delay: float = 0.0) -> Reply:
+        """Plain text instead of a tool call (Anthropic) or as the content (OpenAI)."""
+        return cls("text", payload=text, delay=delay)
+
+    @classmethod
+    def raw(cls, body: str, *, status: int = 200) -> Reply:
+        """A raw HTTP body, e.g. invalid JSON, sent as ``application/json``."""
+        return cls("raw", payload=body, status=status)
+
+    @classmethod
+    def error(cls, status: int, *, retry_after: float | None = None,
+              message: str = "simulated error") -> Reply:
+        """An API error in the dialect of the endpoint, with optional ``retry-after``."""
+        if not 400 <= status <= 599:
+            raise ValueError(f"error status must be in 400-599, got {status}")
+        return cls("error", payload=message, status=status, retry_after=retry_after)
+
+    @classmethod
+    def overloaded(cls, *, retry_after: float | None = None) -> Reply:
+        """Anthropic's HTTP 529 ``overloaded_error``."""
+        return cls.error(529, retry_after=retry_after, message="Overloaded")
+
+    @classmethod
+    def slow(cls, seconds: float, then: Reply | None = None) -> Reply:
+        """``then`` (default an empty JSON answer) after ``seconds`` of silence."""
+        if not 0 <= seconds <= MAX_DELAY_SECONDS:
+            raise ValueError(f"delay must be in [0, {MAX_DELAY_SECONDS}] s, got {seconds}")
+        return replace(then or cls.json({}), delay=seconds)
+
+
+@dataclass(frozen=True)
+class RecordedRequest:
+    """A request the server received: path, lower-cased headers, parsed JSON body."""
+
+    path: str
+    headers: dict[str, str]
+    body: dict[str, Any] = field(default_factory=dict)
+
+    @property
+    def prompt_text(self) -> str:
+        """All message and system text of the request, joined (for assertions)."""
+        parts: list[str] = []
+        system = self.body.get("system")
+        if isinstance(system, str):
+            parts.append(system)
+        for message in self.body.get("messages", []):
+            content = message.get("content")
+            if isinstance(content, str):
+                parts.append(content)
+            elif isinstance(content, list):
+                parts.extend(str(block.get("text", "")) for block in content)
+        return "\n".join(parts)
+
+
+class LoopbackLLMServer:
+    """A threaded HTTP server on ``127.0.0.1`` with an ephemeral port; a context manager.
+
+    Parameters
+    ----------
+    default : Reply or None
+        Served when the queue is empty; ``None`` answers HTTP 400 naming the
+        problem, so a test that under-programs the server fails loudly.
+    """
+
+    def __init__(self, *, default: Reply | None = None) -> None:
+        self._default = default
+        self._queue: deque[Reply] = deque()
+        self._requests: list[RecordedRequest] = []
+        self._lock = threading.Lock()
+        self._stop = threading.Event()
+        self._httpd: ThreadingHTTPServer | None = None
+        self._thread: threading.Thread | None = None
+
+    @property
+    def url(self) -> str:
+        if self._httpd is None:
+            raise RuntimeError("server is not running; use it as a context manager")
+        host, port = self._httpd.server_address[:2]
+        return f"http://{host!s}:{port}"
+
+    @property
+    def anthropic_url(self) -> str:
+        """``base_url`` for ``anthropic.Anthropic`` (it appends ``/v1/messages``)."""
+        return self.url
+
+    @property
+    def openai_url(self) -> str:
+        """``base_url`` for ``openai.OpenAI`` (it appends ``/chat/completions``)."""
+        return f"{self.url}/v1"
+
+    @property
+    def requests(self) -> list[RecordedRequest]:
+        with self._lock:
+            return list(self._requests)
+
+    def enqueue(self, *replies: Reply) -> None:
+        """Append behaviours; each request consumes one, in order."""
+        with self._lock:
+            self._queue.extend(replies)
+
+    def pending(self) -> int:
+        """Behaviours not consumed yet."""
+        with self._lock:
+            return len(self._queue)
+
+    def __enter__(self) -> LoopbackLLMServer:
+        self._httpd = ThreadingHTTPServer(("127.0.0.1", 0), _handler_for(self))
+        self._httpd.daemon_threads = True
+        self._thread = threading.Thread(target=self._httpd.serve_forever,
+                                        kwargs={"poll_interval": 0.05},
+                                        name="episeg-loopback-llm", daemon=True)
+        self._thread.start()
+        return self
+
+    def __exit__(self, exc_type: type[BaseException] | None, exc: BaseException | None,
+                 tb: TracebackType | None) -> None:
+        self._stop.set()
+        if self._httpd is not None:
+            self._httpd.shutdown()
+            self._httpd.server_close()
+        if self._thread is not None:
+            self._thread.join(timeout=5.0)
+
+    def _next(self, record: RecordedRequest) -> Reply | None:
+        with self._lock:
+            self._requests.append(record)
+            return self._queue.popleft() if self._queue else self._default
+
+
+def _handler_for(server: LoopbackLLMServer) -> type[BaseHTTPRequestHandler]:
+    class Handler(BaseHTTPRequestHandler):
+        def log_message(self, format: str, *args: Any) -> None:
+            log.debug("loopback: " + format, *args)
+
+        def do_POST(self) -> None:
+            length = int(self.headers.get("content-length") or 0)
+            if length > MAX_BODY_BYTES:
+                self._send(413, {"error": {"message": "body too large"}})
+                return
+            raw = self.rfile.read(length)
+            try:
+                body = json.loads(raw or b"{}")
+            except json.JSONDecodeError:
+                body = {"_unparseable": raw.decode("utf-8", "replace")}
+            record = RecordedRequest(self.path, {k.lower(): v for k, v in self.headers.items()},
+                                     body)
+            dialect = _dialect(self.path)
+            if dialect is None:
+                self._send(404, {"error": {"message": f"unknown path {self.path}"}})
+                return
+            reply = server._next(record)
+            if reply is None:
+                reply = Reply.error(400, message=f"loopback server: no reply queued for "
+                                    f"POST {self.path}")
+            if reply.delay and server._stop.wait(reply.delay):
+                return
+            try:
+                self._serve(reply, dialect, body)
+            except (BrokenPipeError, ConnectionResetError) as exc:
+                log.debug("loopback: client went away before the reply: %s", exc)
+
+        def _serve(self, reply: Reply, dialect: str, body: dict[str, Any]) -> None:
+            if reply.kind == "raw":
+                self._send(reply.status, str(reply.payload).encode())
+            elif reply.kind == "error":
+                headers = {}
+                if reply.retry_after is not None:
+                    headers["retry-after"] = f"{reply.retry_after:g}"
+                self._send(reply.status, _error_body(dialect, reply), headers)
+            elif dialect == "anthropic":
+                self._send(200, _anthropic_body(reply, body))
+            else:
+                self._send(200, _openai_body(reply, body))
+
+        def _send(self, status: int, payload: Any, headers: dict[str, str] | None = None) -> None:
+            data = payload if isinstance(payload, bytes) else json.dumps(payload).encode()
+            self.send_response(status)
+            self.send_header("content-type", "application/json")
+            self.send_header("content-length", str(len(data)))
+            for key, value in (headers or {}).items():
+                self.send_header(key, value)
+            self.end_headers()
+            self.wfile.write(data)
+
+    return Handler
+
+
+def _dialect(path: str) -> str | None:
+    if path.rstrip("/").endswith("/v1/messages"):
+        return "anthropic"
+    if path.rstrip("/").endswith("/chat/completions"):
+        return "openai"
+    return None
+
+
+def _error_body(dialect: str, reply: Reply) -> dict[str, Any]:
+    kind = _ERROR_TYPES.get(reply.status, "api_error")
+    if dialect == "anthropic":
+        return {"type": "error", "error": {"type": kind, "message": reply.payload}}
+    return {"error": {"message": reply.payload, "type": kind, "code": str(reply.status)}}
+
+
+def _anthropic_body(reply: Reply, request: dict[str, Any]) -> dict[str, Any]:
+    if reply.kind == "json":
+        choice = request.get("tool_choice") or {}
+        tools = request.get("tools") or [{}]
+        name = choice.get("name") or tools[0].get("name") or "answer"
+        content: list[dict[str, Any]] = [{"type": "tool_use", "id": "toolu_loopback",
+                                          "name": name, "input": reply.payload}]
+        stop = "tool_use"
+    else:
+        content, stop = [{"type": "text", "text": str(reply.payload)}], "end_turn"
+    return {"id": "msg_loopback", "type": "message", "role": "assistant",
+            "model": request.get("model", "loopback"), "content": content,
+            "stop_reason": stop, "stop_sequence": None,
+            "usage": {"input_tokens": 1, "output_tokens": 1}}
+
+
+def _openai_body(reply: Reply, request: dict[str, Any]) -> dict[str, Any]:
+    text = json.dumps(reply.payload) if reply.kind == "json" else str(reply.payload)
+    return {"id": "chatcmpl-loopback", "object": "chat.completion", "created": int(time.time()),
+            "model": request.get("model", "loopback"),
+            "choices": [{"index": 0, "finish_reason": "stop",
+                         "message": {"role": "assistant", "content": text}}],
+            "usage": {"prompt_tokens": 1, "completion_tokens": 1, "total_tokens": 2}}
