@@ -13,6 +13,10 @@ Policy, in order:
 3. Evidence ``>= boundary_evidence`` opens an episode (a sub-episode when the
    structural signal asked for one); evidence in ``[ambiguity_floor,
    boundary_evidence)`` is *ambiguous*: the judge is consulted if gated in.
+   Hints open episodes only before turns of the actors in
+   ``EpisegConfig.hint_actors`` (default user and system): a tool result or
+   an assistant reply answers what came before it, so cutting there is the
+   mid-task split the seed warns about.
 4. A consulted judge decides unless it abstained; then the cheap decision
    stands and the reason says so.
 
@@ -84,7 +88,8 @@ class BoundaryPolicy:
             ambiguity_floor=config.ambiguity_floor,
         )
 
-    def weigh(self, verdicts: Sequence[Verdict]) -> Outcome:
+    def weigh(self, verdicts: Sequence[Verdict], *, hints_may_open: bool = True) -> Outcome:
+        """Combine cheap verdicts; ``hints_may_open=False`` lets only rulings open."""
         ruling = [v for v in verdicts if v.authoritative and v.decision.opens_episode]
         if ruling:
             decision = (Decision.BOUNDARY if any(v.decision is Decision.BOUNDARY for v in ruling)
@@ -106,6 +111,9 @@ class BoundaryPolicy:
             evidence += contribution
             parts.append(f"{v.signal} {contribution:+.2f}")
         reason = f"evidence {evidence:.2f} ({', '.join(parts) or 'no hints'})"
+        if not hints_may_open:
+            return Outcome(Decision.CONTINUE, evidence, False, False,
+                           f"{reason}; hints do not open an episode at this actor's turn")
         if evidence >= self.boundary_evidence:
             decision = Decision.SUB_EPISODE if sub else Decision.BOUNDARY
             return Outcome(decision, evidence, False, False, reason)

@@ -62,7 +62,7 @@ class EpisegConfig:
         Signal 1 floor by clock time between the episode's first turn and now.
     window_hard_factor : float, default 1.5
         Multiplier for the unconditional cut (see ``window_max_turns``).
-    semantic_threshold : float, default 0.78
+    semantic_threshold : float, default 0.65
         Signal 2: cosine distance of a turn to the episode's running mean above
         which the turn is evidence of a shift (tuned for all-MiniLM-L6-v2 on
         dialogue turns; see docs/RESULTS.md).
@@ -71,6 +71,9 @@ class EpisegConfig:
         faster to recent turns).
     semantic_min_turns : int, default 2
         The semantic signal abstains until the episode has this many turns.
+    semantic_min_words : int, default 4
+        Turns with fewer content words weigh proportionally less in the
+        semantic signal (short turns have unreliable embeddings).
     drift_delta : float, default 0.05
         Page-Hinkley tolerance subtracted from each distance deviation.
     drift_threshold : float, default 0.9
@@ -86,6 +89,11 @@ class EpisegConfig:
         judge (if gated in) decides.
     semantic_weight, drift_weight, structural_weight : float
         Weights of the hint signals in the combiner (defaults 1.0, 0.6, 1.0).
+    hint_actors : tuple[str, ...], default ("user", "system")
+        Actors before whose turns *hint* evidence (semantic, drift, inferred
+        structure, the judge) may open an episode. Authoritative signals
+        (agent marker, harness system-event, window) cut anywhere. Use all
+        four actors for corpora whose speaker labels carry no meaning.
     max_turn_chars : int, default 100_000
         Longer turn texts are refused with a ``TurnValidationError``.
     embed_max_chars : int, default 2000
@@ -115,9 +123,10 @@ class EpisegConfig:
     window_max_turns: int = 24
     window_max_seconds: float = 3600.0
     window_hard_factor: float = 1.5
-    semantic_threshold: float = 0.78
+    semantic_threshold: float = 0.65
     semantic_decay: float = 0.6
     semantic_min_turns: int = 2
+    semantic_min_words: int = 4
     drift_delta: float = 0.05
     drift_threshold: float = 0.9
     judge_every: int = 4
@@ -127,6 +136,7 @@ class EpisegConfig:
     semantic_weight: float = 1.0
     drift_weight: float = 0.6
     structural_weight: float = 1.0
+    hint_actors: tuple[str, ...] = ("user", "system")
     max_turn_chars: int = 100_000
     embed_max_chars: int = 2000
     embed_batch_size: int = 32
@@ -141,7 +151,13 @@ class EpisegConfig:
     def __post_init__(self) -> None:
         object.__setattr__(self, "judge_gate", JudgeGate.parse(self.judge_gate))
         object.__setattr__(self, "recall_weights", tuple(float(w) for w in self.recall_weights))
+        valid_actors = ("user", "assistant", "tool", "system")
+        if isinstance(self.hint_actors, str) or not set(self.hint_actors) <= set(valid_actors):
+            raise ConfigError(f"hint_actors must be a tuple drawn from {valid_actors}, "
+                              f"got {self.hint_actors!r}")
+        object.__setattr__(self, "hint_actors", tuple(self.hint_actors))
         _positive_int(self, "window_max_turns", "embed_batch_size", "semantic_min_turns",
+                      "semantic_min_words",
                       "max_turn_chars", "embed_max_chars", "recall_candidates")
         if self.judge_every < 0:
             raise ConfigError(f"judge_every must be >= 0, got {self.judge_every}")

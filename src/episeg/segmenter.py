@@ -190,7 +190,8 @@ class Segmenter:
                                   max_seconds=cfg.window_max_seconds,
                                   hard_factor=cfg.window_hard_factor),
             "semantic": SemanticShift(threshold=cfg.semantic_threshold, decay=cfg.semantic_decay,
-                                      min_turns=cfg.semantic_min_turns),
+                                      min_turns=cfg.semantic_min_turns,
+                                      min_words=cfg.semantic_min_words),
             "drift": GradualDrift(delta=cfg.drift_delta, threshold=cfg.drift_threshold,
                                   min_turns=cfg.semantic_min_turns),
         }
@@ -226,8 +227,12 @@ class Segmenter:
             self._open(state, observed, ())
             self._record(state, observed, Decision.CONTINUE, tuple(verdicts))
             return []
-        outcome = self.policy.weigh(verdicts)
-        outcome = self._consult_judge(state, observed, outcome, verdicts)
+        hints_may_open = observed.turn.actor.value in self.config.hint_actors
+        outcome = self.policy.weigh(verdicts, hints_may_open=hints_may_open)
+        if hints_may_open:
+            outcome = self._consult_judge(state, observed, outcome, verdicts)
+        elif state.prediction is not None:
+            state.prediction.record(observed)
         verdicts.append(outcome.as_verdict())
         frozen = tuple(verdicts)
         self._record(state, observed, outcome.decision, frozen)

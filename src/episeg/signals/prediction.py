@@ -97,6 +97,11 @@ class PredictionError:
         why = answer.reason or f"judge said {answer.decision.value}"
         return Verdict(self.name, answer.decision, 1.0, why)
 
+    def record(self, turn: ObservedTurn) -> None:
+        """Take a turn into the recent context without consulting the judge."""
+        self._since_check += 1
+        self._recent.append(turn.turn)
+
     def reset(self, turn: ObservedTurn) -> None:
         self._recent.clear()
         self._recent.append(turn.turn)

@@ -7,10 +7,10 @@ mean decays toward recent turns so sustained shifts register sooner.
 >>> import numpy as np
 >>> from episeg.types import ObservedTurn, Turn, TurnType
 >>> def obs(vec):
-...     t = Turn(actor="user", text="x", ts=0.0)
-...     return ObservedTurn(turn=t, text="x", embedding=np.array(vec, dtype=float),
+...     t = Turn(actor="user", text="topic", ts=0.0)
+...     return ObservedTurn(turn=t, text="topic", embedding=np.array(vec, dtype=float),
 ...                         position=0, inferred_type=TurnType.USER_QUESTION)
->>> shift = SemanticShift(threshold=0.5, min_turns=1)
+>>> shift = SemanticShift(threshold=0.5, min_turns=1, min_words=1)
 >>> shift.reset(obs([1.0, 0.0]))
 >>> shift.update(obs([0.9, 0.1])).decision.value
 'continue'
@@ -22,6 +22,7 @@ mean decays toward recent turns so sustained shifts register sooner.
 from __future__ import annotations
 
 from episeg.signals._running import RunningMean
+from episeg.signals._text import content_words
 from episeg.types import Decision, ObservedTurn, Verdict
 
 __all__ = ["SemanticShift"]
@@ -38,15 +39,20 @@ class SemanticShift:
         Weight kept by the old mean when a turn is folded in.
     min_turns
         Abstain until the open episode holds this many turns.
+    min_words
+        Turns with fewer content words than this ("where do I check that?")
+        have unreliable embeddings; their evidence is scaled down by
+        ``content words / min_words``.
 
-    The verdict's ``score`` is ``distance / threshold``: 1.0 at the threshold,
-    so the combiner can weigh near-misses as ambiguous.
+    The verdict's ``score`` is ``distance / threshold`` times that confidence:
+    1.0 at the threshold for an informative turn, so the combiner can weigh
+    near-misses as ambiguous. The decision is ``boundary`` when score > 1.
     """
 
     name = "semantic"
 
-    def __init__(self, *, threshold: float = 0.78, decay: float = 0.6,
-                 min_turns: int = 2) -> None:
+    def __init__(self, *, threshold: float = 0.65, decay: float = 0.6,
+                 min_turns: int = 2, min_words: int = 4) -> None:
         if not 0.0 < threshold <= 2.0:
             raise ValueError(f"threshold must be in (0, 2], got {threshold}")
         if min_turns < 1:
@@ -54,6 +60,9 @@ class SemanticShift:
         self.threshold = threshold
         self.decay = decay
         self.min_turns = min_turns
+        if min_words < 1:
+            raise ValueError(f"min_words must be >= 1, got {min_words}")
+        self.min_words = min_words
         self._mean = RunningMean(decay=decay)
         self.last_distance = 0.0
 
@@ -65,10 +74,12 @@ class SemanticShift:
         if not enough:
             return Verdict(self.name, Decision.ABSTAIN, 0.0,
                            f"episode too short ({self._mean.count - 1} turns)")
-        score = distance / self.threshold
-        decision = Decision.BOUNDARY if distance > self.threshold else Decision.CONTINUE
+        confidence = min(1.0, len(content_words(turn.text)) / self.min_words)
+        score = distance / self.threshold * confidence
+        decision = Decision.BOUNDARY if score > 1.0 else Decision.CONTINUE
         return Verdict(self.name, decision, score,
-                       f"distance {distance:.3f} vs threshold {self.threshold:.3f}")
+                       f"distance {distance:.3f} vs threshold {self.threshold:.3f}"
+                       f" (confidence {confidence:.2f})")
 
     def reset(self, turn: ObservedTurn) -> None:
         self._mean.clear()

@@ -1,0 +1,33 @@
+#!/usr/bin/env bash
+# episeg's one entry point.
+#   ./run.sh demo     set everything up (first run only) and run the offline demo
+#   ./run.sh test     set up if needed and run the whole test suite (pytest args pass through)
+#   ./run.sh lint     ruff + mypy
+#   ./run.sh setup    only install
+set -euo pipefail
+cd "$(dirname "$0")"
+VENV="${EPISEG_VENV:-.venv}"
+PY="${PYTHON:-python3}"
+
+setup() {
+  if [ -x "$VENV/bin/episeg" ] && [ "$VENV/.episeg-installed" -nt pyproject.toml ]; then
+    return 0
+  fi
+  echo "episeg: installing into $VENV (first run only; a few minutes)" >&2
+  "$PY" -m venv "$VENV"
+  "$VENV/bin/pip" install -q --upgrade pip
+  # The CPU build of torch first: a plain 'torch' requirement would pull a multi-GB CUDA build.
+  "$VENV/bin/pip" install -q "torch==2.13.0"
+  "$VENV/bin/pip" install -q -e ".[serve,eval,dev]"
+  touch "$VENV/.episeg-installed"
+}
+
+cmd="${1:-demo}"
+shift || true
+case "$cmd" in
+  setup) setup ;;
+  demo)  setup; exec "$VENV/bin/episeg" demo "$@" ;;
+  test)  setup; exec "$VENV/bin/python" -m pytest "$@" ;;
+  lint)  setup; "$VENV/bin/ruff" check src tests; exec "$VENV/bin/mypy" ;;
+  *) echo "usage: ./run.sh [demo|test|lint|setup] [args...]" >&2; exit 2 ;;
+esac
