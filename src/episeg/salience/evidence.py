@@ -1,0 +1,66 @@
+"""Cheap textual evidence shared by the offline scorer and the local judge.
+
+Turn types are used when the harness supplied them; otherwise a small,
+documented heuristic reads the text. Content words are lower-cased word
+tokens of 3+ characters that are not English stopwords.
+
+>>> from episeg.salience.evidence import content_words, is_tool_error, is_user_correction
+>>> from episeg.types import Turn
+>>> content_words("Why is the auth service returning 401 again?")
+['auth', 'service', 'returning', '401']
+>>> is_tool_error(Turn(actor="tool", text="Traceback (most recent call last): ...", ts=0))
+True
+>>> is_user_correction(Turn(actor="user", text="No, that's wrong: use port 8443", ts=0))
+True
+"""
+
+from __future__ import annotations
+
+import re
+
+from episeg.types import Actor, Turn, TurnType
+
+__all__ = ["STOPWORDS", "content_words", "is_tool_error", "is_user_correction"]
+
+_STOPWORD_TEXT = """
+a about above after again against all also am an and any are aren as at be because been before
+being below between both but by can cannot could couldn did didn do does doesn doing don down
+during each few for from further get got had hadn has hasn have haven having he her here hers
+herself him himself his how i if in into is isn it its itself just let like ll me might more most
+much must mustn my myself need no nor not now of off on once only or other ought our ours
+ourselves out over own please re really same shall she should shouldn so some still such than
+that the their theirs them themselves then there these they this those through thanks thank to
+too under until up us ve very was wasn we were weren what when where which while who whom why
+will with won would wouldn yes yet you your yours yourself yourselves okay ok sure hi hello hey
+one two well going want know think see make use used using way lot thing things whether
+maybe perhaps either neither every via per
+"""
+STOPWORDS = frozenset(_STOPWORD_TEXT.split())
+
+_WORD = re.compile(r"[a-z0-9][a-z0-9_\-']*[a-z0-9]|[a-z0-9]")
+_TOOL_ERROR = re.compile(
+    r"\b(traceback|exception|error|errno|failed|failure|fatal|panic|segfault|denied|refused|"
+    r"timed? ?out|not found|exit (?:code|status) [1-9]\d*)\b", re.IGNORECASE)
+_CORRECTION = re.compile(
+    r"^\s*(no\b|nope\b|wrong\b|that'?s (?:not|wrong|incorrect)|that is (?:not|wrong|incorrect)|"
+    r"actually\b|not quite\b|incorrect\b|you (?:misunderstood|got it wrong))", re.IGNORECASE)
+
+
+def content_words(text: str) -> list[str]:
+    """Lower-cased content words in order (stopwords and 1-2 letter words dropped)."""
+    words = (w.strip("'-_") for w in _WORD.findall(text.lower()))
+    return [w for w in words if len(w) >= 3 and w not in STOPWORDS]
+
+
+def is_tool_error(turn: Turn) -> bool:
+    """``type == tool-error``; untyped: a tool turn whose text reads like a failure."""
+    if turn.type is not None:
+        return turn.type is TurnType.TOOL_ERROR
+    return turn.actor is Actor.TOOL and bool(_TOOL_ERROR.search(turn.text[:2000]))
+
+
+def is_user_correction(turn: Turn) -> bool:
+    """``type == user-correction``; untyped: a user turn opening with "no", "actually", ..."""
+    if turn.type is not None:
+        return turn.type is TurnType.USER_CORRECTION
+    return turn.actor is Actor.USER and bool(_CORRECTION.search(turn.text))
