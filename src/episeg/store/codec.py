@@ -5,7 +5,11 @@ structured parts of an :class:`~episeg.types.Episode` (turns, verdicts,
 salience) are stored as JSON strings; everything a filter or the recall
 pass needs (times, recall state, ``archived``) stays a plain scalar.
 Optional fields that are ``None`` are *omitted* (Chroma drops ``None``
-values), and :func:`decode` reads absence back as ``None``. The tenant id
+values), and :func:`decode` reads absence back as ``None``. Floats (times,
+strength) are stored as ``repr`` strings: Chroma 1.5.9 float metadata loses
+the last bits (measured: 9007.876897497723 came back ...725). Embeddings
+come back from a cosine-space collection equal up to float32 rounding
+(Chroma stores them normalised). The tenant id
 is written into every record so each read can verify it.
 
 >>> import numpy as np
@@ -66,8 +70,8 @@ def recall_metadata(episode: Episode) -> dict[str, MetaValue]:
     """
     return {
         "recall_count": int(episode.recall_count),
-        "last_accessed": None if episode.last_accessed is None else float(episode.last_accessed),
-        "strength": float(episode.strength),
+        "last_accessed": None if episode.last_accessed is None else _f(episode.last_accessed),
+        "strength": _f(episode.strength),
         "archived": bool(episode.archived),
     }
 
@@ -91,8 +95,8 @@ def encode(episode: Episode, *, tenant: str) -> EpisodeRecord:
         "user": episode.user,
         "session": episode.session,
         "summary": episode.summary,
-        "opened_at": float(episode.opened_at),
-        "closed_at": float(episode.closed_at),
+        "opened_at": _f(episode.opened_at),
+        "closed_at": _f(episode.closed_at),
         "turns": json.dumps([t.to_dict() for t in episode.turns], ensure_ascii=False),
         "boundary_verdicts": _verdicts_json(episode.boundary_verdicts),
         "closing_verdicts": _verdicts_json(episode.closing_verdicts),
@@ -149,6 +153,10 @@ def decode(id: str, document: str | None, metadata: Mapping[str, Any] | None,
         )
     except (KeyError, TypeError, ValueError) as exc:
         raise StoreError(f"record {id!r} has malformed metadata: {exc!r}") from exc
+
+
+def _f(value: float) -> str:
+    return repr(float(value))
 
 
 def _verdicts_json(verdicts: tuple[Verdict, ...]) -> str:
