@@ -1,0 +1,150 @@
+"""Named configurations for the runner: the baselines and the segmenter's signal sets.
+
+Baselines (no model unless noted): ``texttiling`` (Hearst 1997 over turns),
+``texttiling-emb`` (same, MiniLM block similarity), ``even`` (a boundary every
+``n`` turns, ``n`` = mean gold segment length of the *tuning* split, rounded),
+``none`` and ``all`` (degenerate references).
+
+Segmenter configurations (:class:`episeg.segmenter.Segmenter`, imported
+lazily; MiniLM through one shared :class:`CachingEmbedder`):
+
+============== ======================================= ==============================
+name           signals                                 config
+============== ======================================= ==============================
+window         window                                  window_max_turns tuned (Pk,
+                                                       tuning split, see ``tune``)
+semantic       semantic                                defaults
+semantic+drift semantic, drift                         defaults
+prediction-    prediction (LocalJudge, offline)        judge_gate periodic,
+local                                                  judge_every default
+layered        all six                                 defaults (LocalJudge)
+seed           window, semantic, prediction            window_max_turns 15,
+                                                       semantic_threshold 0.45,
+                                                       judge_every 4, periodic
+============== ======================================= ==============================
+
+``overrides`` change EpisegConfig fields (segmenter configs) or the baseline's
+keyword (``block`` for TextTiling, ``every`` for even).
+
+>>> fn = build_segment_fn("even", overrides={"every": 3})
+>>> fn([None] * 7)[0]  # type: ignore[list-item]
+[3, 6]
+>>> build_segment_fn("nope")
+Traceback (most recent call last):
+...
+episeg.errors.ConfigError: unknown configuration 'nope'; valid: texttiling, texttiling-emb, \
+even, none, all, window, semantic, semantic+drift, prediction-local, layered, seed
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from pathlib import Path
+from typing import Any
+
+from episeg.errors import BackendUnavailableError, ConfigError
+from episeg.evaluation.baselines import SegmentFn, make_baseline
+from episeg.evaluation.caching import CachingEmbedder
+from episeg.evaluation.datasets import Dialogue, mean_segment_length, tuning_dialogues
+from episeg.types import Turn
+from episeg.typing import Embedder
+
+__all__ = ["BASELINE_NAMES", "CONFIG_NAMES", "SEGMENTER_NAMES", "build_segment_fn",
+           "segmenter_fn", "shared_embedder"]
+
+BASELINE_NAMES = ("texttiling", "texttiling-emb", "even", "none", "all")
+SEGMENTER_NAMES = ("window", "semantic", "semantic+drift", "prediction-local", "layered", "seed")
+CONFIG_NAMES = BASELINE_NAMES + SEGMENTER_NAMES
+_SIGNALS: dict[str, frozenset[str]] = {
+    "window": frozenset({"window"}),
+    "semantic": frozenset({"semantic"}),
+    "semantic+drift": frozenset({"semantic", "drift"}),
+    "prediction-local": frozenset({"prediction"}),
+    "layered": frozenset({"marker", "structural", "window", "semantic", "drift", "prediction"}),
+    "seed": frozenset({"window", "semantic", "prediction"}),
+}
+_PRESETS: dict[str, dict[str, Any]] = {
+    "prediction-local": {"judge_gate": "periodic"},
+    "seed": {"window_max_turns": 15, "semantic_threshold": 0.45, "judge_every": 4,
+             "judge_gate": "periodic"},
+}
+_SHARED: list[CachingEmbedder] = []
+
+
+def shared_embedder() -> CachingEmbedder:
+    """The process-wide caching MiniLM embedder (loaded on first use)."""
+    if not _SHARED:
+        from episeg.embedders import MiniLMEmbedder
+
+        _SHARED.append(CachingEmbedder(MiniLMEmbedder.default()))
+    return _SHARED[0]
+
+
+def _local_judge(embedder: Embedder) -> Any:
+    try:
+        from episeg.judges.local import LocalJudge
+    except ImportError as exc:
+        raise BackendUnavailableError(f"episeg.judges.local.LocalJudge is missing: {exc}") from exc
+    return LocalJudge(embedder)
+
+
+def segmenter_fn(signals: frozenset[str], overrides: Mapping[str, Any], *,
+                 embedder: Embedder, with_judge: bool) -> SegmentFn:
+    """A ``segment_fn`` running one :class:`~episeg.segmenter.Segmenter` (stats as deltas)."""
+    try:
+        from episeg.config import EpisegConfig
+        from episeg.segmenter import Segmenter
+    except ImportError as exc:
+        raise BackendUnavailableError(f"episeg.segmenter is not available: {exc}") from exc
+    seg = Segmenter(config=EpisegConfig(**overrides), embedder=embedder,
+                    judge=_local_judge(embedder) if with_judge else None, signals=signals)
+
+    def run(turns: Sequence[Turn]) -> tuple[list[int], dict[str, Any]]:
+        before = seg.stats
+        episodes = seg.segment(turns)
+        after = seg.stats
+        cuts, total = [], 0
+        for ep in episodes[:-1]:
+            total += len(ep.turns)
+            cuts.append(total)
+        stats = {k: after[k] - before.get(k, 0) for k in ("judge_calls", "embed_calls")}
+        return cuts, stats
+
+    return run
+
+
+def build_segment_fn(name: str, *, data_path: str | Path | None = None,
+                     tuning: Sequence[Dialogue] | None = None,
+                     overrides: Mapping[str, Any] | None = None,
+                     embedder: Embedder | None = None, limit: int | None = None) -> SegmentFn:
+    """The ``segment_fn`` for configuration ``name``.
+
+    ``tuning`` (or the tuning split belonging to ``data_path``) sets the even
+    baseline's step and the window configuration's ``window_max_turns``
+    unless ``overrides`` fix them.
+    """
+    if name not in CONFIG_NAMES:
+        raise ConfigError(f"unknown configuration {name!r}; valid: {', '.join(CONFIG_NAMES)}")
+    params = dict(overrides or {})
+
+    def tuned() -> Sequence[Dialogue]:
+        if tuning is not None:
+            return tuning
+        if data_path is None:
+            raise ConfigError(f"{name} needs tuning dialogues or data_path")
+        return tuning_dialogues(data_path, limit=limit)
+
+    if name in BASELINE_NAMES:
+        if name == "even" and "every" not in params:
+            params["every"] = max(1, round(mean_segment_length(tuned())))
+        if name == "texttiling-emb" and embedder is None:
+            embedder = shared_embedder()
+        return make_baseline(name, embedder=embedder, **params)
+    emb = embedder if embedder is not None else shared_embedder()
+    config = {**_PRESETS.get(name, {}), **params}
+    if name == "window" and "window_max_turns" not in config:
+        from episeg.evaluation.tune import tune_window
+
+        config["window_max_turns"] = tune_window(tuned(), embedder=emb)
+    return segmenter_fn(_SIGNALS[name], config, embedder=emb,
+                        with_judge="prediction" in _SIGNALS[name])

@@ -1,0 +1,76 @@
+"""Render evaluation results: a terminal table and a JSON file for machines.
+
+>>> from episeg.evaluation.runner import EvalResult
+>>> r = EvalResult(name="none", dataset="demo", dialogues=2, turns=20, pk=0.5,
+...                window_diff=0.5, precision=0.0, recall=0.0, f1=0.0, f1_tolerant=0.0,
+...                tolerance=1, hyp_boundaries=0, ref_boundaries=4,
+...                judge_calls_per_1k_turns=0.0, embed_calls_per_1k_turns=0.0, seconds=0.01)
+>>> print(format_table([r]).splitlines()[2])
+demo     none    0.5000  0.5000  0.0000  0.0000       0.0       0.0     20    2  0.01
+>>> results_from_dict(results_to_dict([r]))[0] == r
+True
+"""
+
+from __future__ import annotations
+
+import json
+import platform
+import time
+from collections.abc import Mapping, Sequence
+from pathlib import Path
+from typing import Any
+
+from episeg.evaluation.runner import EvalResult
+
+__all__ = ["format_table", "results_from_dict", "results_to_dict", "write_json"]
+
+_COLUMNS = (("dataset", "{}"), ("config", "{}"), ("Pk", "{:.4f}"), ("WD", "{:.4f}"),
+            ("F1", "{:.4f}"), ("F1±1", "{:.4f}"), ("judge/1k", "{:.1f}"),
+            ("embed/1k", "{:.1f}"), ("turns", "{:d}"), ("dlg", "{:d}"), ("sec", "{:.2f}"))
+
+
+def _row(r: EvalResult) -> list[Any]:
+    return [r.dataset, r.name, r.pk, r.window_diff, r.f1, r.f1_tolerant,
+            r.judge_calls_per_1k_turns, r.embed_calls_per_1k_turns, r.turns, r.dialogues,
+            r.seconds]
+
+
+def format_table(results: Sequence[EvalResult]) -> str:
+    """A fixed-width table, one row per (dataset, configuration); Pk / WD lower is better."""
+    rows = [[fmt.format(v) for (_, fmt), v in zip(_COLUMNS, _row(r), strict=True)]
+            for r in results]
+    header = [name for name, _ in _COLUMNS]
+    widths = [max([len(h)] + [len(row[i]) for row in rows]) for i, h in enumerate(header)]
+    lines = ["  ".join(h.ljust(w) if i < 2 else h.rjust(w)
+                       for i, (h, w) in enumerate(zip(header, widths, strict=True)))]
+    lines.append("  ".join("-" * w for w in widths))
+    for row in rows:
+        lines.append("  ".join(c.ljust(w) if i < 2 else c.rjust(w)
+                               for i, (c, w) in enumerate(zip(row, widths, strict=True))))
+    return "\n".join(lines)
+
+
+def results_to_dict(results: Sequence[EvalResult],
+                    meta: Mapping[str, Any] | None = None) -> dict[str, Any]:
+    """A JSON-ready document: ``{"meta": {...}, "results": [EvalResult fields, ...]}``."""
+    info = {"created": time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime()),
+            "python": platform.python_version(), "machine": platform.machine(),
+            "metric_notes": "Pk/WindowDiff: mean over dialogues, k = round(mean ref segment "
+                            "length / 2) per dialogue, >= 1; F1 pooled over dialogues"}
+    info.update(meta or {})
+    return {"meta": info, "results": [r.to_dict() for r in results]}
+
+
+def results_from_dict(document: Mapping[str, Any]) -> list[EvalResult]:
+    """Read back what :func:`results_to_dict` wrote."""
+    return [EvalResult(**row) for row in document["results"]]
+
+
+def write_json(results: Sequence[EvalResult], path: str | Path, *,
+               meta: Mapping[str, Any] | None = None) -> Path:
+    """Write :func:`results_to_dict` to ``path`` (parents created) and return the path."""
+    path = Path(path)
+    path.parent.mkdir(parents=True, exist_ok=True)
+    path.write_text(json.dumps(results_to_dict(results, meta), indent=2) + "\n",
+                    encoding="utf-8")
+    return path

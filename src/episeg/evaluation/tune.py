@@ -1,0 +1,163 @@
+"""Grid search on the *tuning* split only, best configuration by Pk (lower is better).
+
+Embeddings are computed once per dataset: segmenter configurations share one
+:class:`~episeg.evaluation.caching.CachingEmbedder`, prefetched in large
+batches, so each grid point only re-runs the signals and the combiner. Ties
+in Pk go to WindowDiff, then to the earlier grid point.
+
+Run: ``python -m episeg.evaluation.tune --data PATH.jsonl --config semantic
+--grid semantic_threshold=0.6,0.7,0.8 --grid semantic_decay=0.4,0.6``
+(``--data`` names the file whose *tuning* split is searched: ``tiage_train`` for
+TIAGE, the hash-tune half otherwise, see :mod:`episeg.evaluation.datasets`).
+
+>>> from episeg.evaluation.datasets import Dialogue
+>>> from episeg.evaluation.baselines import make_baseline
+>>> from episeg.types import Turn
+>>> turns = [Turn(actor="user", text=str(i), ts=30.0 * i) for i in range(12)]
+>>> gold = [Dialogue(id="d", source="demo", turns=turns, boundaries=[3, 6, 9])]
+>>> best = grid_search(gold, lambda p: make_baseline("even", every=p["every"]),
+...                    {"every": [2, 3, 4]}, name="even")
+>>> best.best, best.best_result.pk
+({'every': 3}, 0.0)
+"""
+
+from __future__ import annotations
+
+import argparse
+import itertools
+import json
+import logging
+from collections.abc import Callable, Mapping, Sequence
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from episeg.errors import ConfigError
+from episeg.evaluation.baselines import SegmentFn
+from episeg.evaluation.caching import CachingEmbedder
+from episeg.evaluation.datasets import Dialogue, mean_segment_length, tuning_dialogues
+from episeg.evaluation.runner import EvalResult, evaluate
+from episeg.typing import Embedder
+
+__all__ = ["DEFAULT_GRIDS", "TuneResult", "grid_search", "main", "parse_grid", "tune_window"]
+
+log = logging.getLogger(__name__)
+
+DEFAULT_GRIDS: dict[str, dict[str, list[Any]]] = {
+    "semantic": {"semantic_threshold": [0.55, 0.6, 0.65, 0.7, 0.75, 0.8, 0.85],
+                 "semantic_decay": [0.3, 0.5, 0.7]},
+    "semantic+drift": {"semantic_threshold": [0.6, 0.7, 0.8], "semantic_decay": [0.3, 0.5, 0.7],
+                       "drift_threshold": [0.5, 0.9, 1.5]},
+    "texttiling": {"block": [1, 2, 3, 4, 5, 6]},
+    "texttiling-emb": {"block": [1, 2, 3, 4, 5, 6]},
+}
+
+
+@dataclass(frozen=True, slots=True)
+class TuneResult:
+    """Every grid point's result and the best one by (Pk, WindowDiff)."""
+
+    name: str
+    best: dict[str, Any]
+    best_result: EvalResult
+    trials: list[tuple[dict[str, Any], EvalResult]]
+
+    def to_dict(self) -> dict[str, Any]:
+        return {"name": self.name, "best": self.best, "best_result": self.best_result.to_dict(),
+                "trials": [{"params": p, **r.to_dict()} for p, r in self.trials]}
+
+
+def grid_search(dialogues: Sequence[Dialogue],
+                factory: Callable[[dict[str, Any]], SegmentFn],
+                grid: Mapping[str, Sequence[Any]], *, name: str,
+                dataset: str = "") -> TuneResult:
+    """Evaluate ``factory(params)`` at every point of ``grid`` on ``dialogues``."""
+    if not grid or any(len(v) == 0 for v in grid.values()):
+        raise ConfigError(f"grid must name at least one value per key, got {dict(grid)}")
+    keys = list(grid)
+    trials: list[tuple[dict[str, Any], EvalResult]] = []
+    for values in itertools.product(*(grid[k] for k in keys)):
+        params = dict(zip(keys, values, strict=True))
+        label = f"{name}[{', '.join(f'{k}={v}' for k, v in params.items())}]"
+        result = evaluate(dialogues, factory(params), label, dataset=dataset)
+        log.info("%s: Pk %.4f WD %.4f", label, result.pk, result.window_diff)
+        trials.append((params, result))
+    best_params, best = min(trials, key=lambda t: (t[1].pk, t[1].window_diff))
+    return TuneResult(name=name, best=best_params, best_result=best, trials=trials)
+
+
+def tune_window(tuning: Sequence[Dialogue], *, embedder: Embedder) -> int:
+    """``window_max_turns`` with the lowest Pk for the window-only segmenter on ``tuning``.
+
+    Candidates run from 1 to twice the mean gold segment length.
+    """
+    from episeg.evaluation.configs import segmenter_fn
+
+    top = max(2, round(2 * mean_segment_length(tuning)))
+    result = grid_search(
+        tuning, lambda p: segmenter_fn(frozenset({"window"}), p, embedder=embedder,
+                                       with_judge=False),
+        {"window_max_turns": list(range(1, top + 1))}, name="window")
+    return int(result.best["window_max_turns"])
+
+
+def _number(text: str) -> Any:
+    for cast in (int, float):
+        try:
+            return cast(text)
+        except ValueError:
+            continue
+    return text
+
+
+def parse_grid(items: Sequence[str]) -> dict[str, list[Any]]:
+    """``["a=1,2", "b=0.5"]`` -> ``{"a": [1, 2], "b": [0.5]}``.
+
+    >>> parse_grid(["semantic_threshold=0.6,0.7", "block=2"])
+    {'semantic_threshold': [0.6, 0.7], 'block': [2]}
+    """
+    grid: dict[str, list[Any]] = {}
+    for item in items:
+        key, sep, values = item.partition("=")
+        if not sep or not key.strip() or not values.strip():
+            raise ConfigError(f"grid item must look like name=v1,v2; got {item!r}")
+        grid[key.strip()] = [_number(v.strip()) for v in values.split(",") if v.strip()]
+    return grid
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    """Command-line entry point; prints every trial and the best, optionally writes JSON."""
+    from episeg.evaluation.configs import build_segment_fn, shared_embedder
+    from episeg.evaluation.report import format_table
+
+    p = argparse.ArgumentParser(prog="python -m episeg.evaluation.tune")
+    p.add_argument("--data", type=Path, required=True, help="file whose tuning split is used")
+    p.add_argument("--config", required=True, help="configuration name to tune")
+    p.add_argument("--grid", action="append", default=[], help="name=v1,v2 (repeatable)")
+    p.add_argument("--limit", type=int, default=None)
+    p.add_argument("--json", type=Path, default=None)
+    args = p.parse_args(argv)
+    logging.basicConfig(level=logging.INFO, format="%(message)s")
+    grid = parse_grid(args.grid) if args.grid else DEFAULT_GRIDS.get(args.config)
+    if not grid:
+        raise ConfigError(f"no default grid for {args.config!r}; pass --grid name=v1,v2")
+    tuning = tuning_dialogues(args.data, limit=args.limit)
+    embedder: CachingEmbedder | None = None
+    if args.config not in ("texttiling", "even", "none", "all"):
+        embedder = shared_embedder()
+        embedder.prefetch(t.text for d in tuning for t in d.turns)
+    result = grid_search(
+        tuning, lambda params: build_segment_fn(args.config, tuning=tuning, overrides=params,
+                                                embedder=embedder),
+        grid, name=args.config, dataset=f"{args.data.stem}:tune")
+    print(format_table([r for _, r in result.trials]))
+    print(f"best {args.config} on {args.data.stem} tuning split: {result.best} "
+          f"(Pk {result.best_result.pk:.4f}, WD {result.best_result.window_diff:.4f})")
+    if args.json:
+        args.json.parent.mkdir(parents=True, exist_ok=True)
+        args.json.write_text(json.dumps(result.to_dict(), indent=2) + "\n", encoding="utf-8")
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())
