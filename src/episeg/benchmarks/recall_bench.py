@@ -1,0 +1,144 @@
+"""Recall latency and ingest throughput of the Chroma store at scale.
+
+Fills an embedded Chroma with synthetic episodes (random unit vectors of dim
+384, *not* the model, so it is fast): one target tenant holds
+``n_episodes``; ``n_tenants - 1`` other tenants hold ``others_each`` (default
+100) episodes each, so the database is multi-tenant without the others
+dominating the run time. It then times ``queries`` recalls on the target
+tenant: the store query of ``config.recall_candidates`` neighbours plus the
+rerank (no embedding), with and without the reinforcement write-back.
+
+Run ``python -m episeg.benchmarks.recall_bench --episodes 10000 100000 --json out.json``.
+
+>>> import tempfile
+>>> from episeg.benchmarks.recall_bench import run_recall_bench
+>>> res = run_recall_bench(200, n_tenants=3, queries=5, path=tempfile.mkdtemp(), others_each=10)
+>>> res["n_episodes"], res["total_rows"], res["recall_p50_ms"] > 0
+(200, 220, True)
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+import tempfile
+import time
+from collections.abc import Sequence
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+
+from episeg.config import EpisegConfig
+from episeg.recall import Recaller
+from episeg.store import ChromaBackend, ChromaEpisodeStore
+from episeg.testing import HashingEmbedder
+from episeg.types import Actor, Episode, Salience, Turn
+
+__all__ = ["main", "run_recall_bench"]
+
+DIM = 384
+_BATCH = 2000
+
+
+def _episodes(rng: np.random.Generator, n: int, prefix: str, now: float) -> list[Episode]:
+    vecs = rng.standard_normal((n, DIM)).astype(np.float32)
+    vecs /= np.linalg.norm(vecs, axis=1, keepdims=True)
+    ages = rng.uniform(0, 30 * 86400, n)
+    scores = rng.integers(1, 11, n)
+    out = []
+    for i in range(n):
+        t = now - float(ages[i])
+        out.append(Episode(
+            id=f"{prefix}{i}", user=prefix, session="bench", summary=f"synthetic episode {i}",
+            turns=(Turn(actor=Actor.USER, text=f"question {i}", ts=t - 60),
+                   Turn(actor=Actor.ASSISTANT, text=f"answer {i}", ts=t)),
+            opened_at=t - 60, closed_at=t, embedding=vecs[i],
+            salience=Salience.scored(int(scores[i]), scorer="bench"),
+        ))
+    return out
+
+
+def _fill(store: ChromaEpisodeStore, rng: np.random.Generator, n: int, now: float) -> float:
+    """Add ``n`` episodes in batches; returns the seconds spent in ``store.add``."""
+    spent = 0.0
+    for start in range(0, n, _BATCH):
+        batch = _episodes(rng, min(_BATCH, n - start), f"{store.tenant}-{start}-", now)
+        t0 = time.perf_counter()
+        store.add(batch)
+        spent += time.perf_counter() - t0
+    return spent
+
+
+def _pcts(samples: list[float]) -> tuple[float, float]:
+    arr = np.asarray(samples) * 1000.0
+    return float(np.percentile(arr, 50)), float(np.percentile(arr, 99))
+
+
+def run_recall_bench(n_episodes: int, n_tenants: int = 100, queries: int = 200, *,
+                     path: str | Path | None = None, seed: int = 0,
+                     others_each: int = 100) -> dict[str, Any]:
+    """Fill a store and time recall; returns a JSON-ready dict of figures (ms, eps/s)."""
+    if n_episodes < 1 or n_tenants < 1 or queries < 1 or others_each < 0:
+        raise ValueError("n_episodes, n_tenants and queries must be >= 1, others_each >= 0")
+    workdir = Path(path) if path is not None else Path(tempfile.mkdtemp(prefix="episeg-bench-"))
+    rng = np.random.default_rng(seed)
+    now = 1.7e9
+    backend = ChromaBackend.persistent(workdir)
+    other_secs = 0.0
+    for t in range(1, n_tenants):
+        other_secs += _fill(backend.store_for(f"tenant-{t}"), rng, others_each, now)
+    target = backend.store_for("tenant-0")
+    target_secs = _fill(target, rng, n_episodes, now)
+    cfg = EpisegConfig()
+    qvecs = rng.standard_normal((queries, DIM)).astype(np.float32)
+    qvecs /= np.linalg.norm(qvecs, axis=1, keepdims=True)
+    figures: dict[str, Any] = {
+        "n_episodes": n_episodes, "n_tenants": n_tenants, "others_each": others_each,
+        "total_rows": n_episodes + (n_tenants - 1) * others_each, "queries": queries,
+        "k": 10, "candidates": cfg.recall_candidates, "dim": DIM, "seed": seed,
+        "ingest_eps": n_episodes / target_secs,
+        "ingest_eps_all": (n_episodes + (n_tenants - 1) * others_each)
+        / (target_secs + other_secs),
+    }
+    emb = HashingEmbedder(dim=DIM)  # never called: queries are vectors
+    for label, reinforce in (("recall", False), ("recall_reinforced", True)):
+        recaller = Recaller(target, emb, config=cfg, clock=lambda: now, reinforce=reinforce)
+        recaller.recall(qvecs[0], k=10)  # warm-up
+        samples = []
+        for q in qvecs:
+            t0 = time.perf_counter()
+            recaller.recall(q, k=10)
+            samples.append(time.perf_counter() - t0)
+        figures[f"{label}_p50_ms"], figures[f"{label}_p99_ms"] = _pcts(samples)
+    return figures
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    """CLI: ``--episodes N [N ...] [--tenants T] [--queries Q] [--json OUT]``."""
+    parser = argparse.ArgumentParser(prog="python -m episeg.benchmarks.recall_bench",
+                                     description=__doc__.split("\n")[0] if __doc__ else None)
+    parser.add_argument("--episodes", type=int, nargs="+", default=[10_000])
+    parser.add_argument("--tenants", type=int, default=100)
+    parser.add_argument("--others-each", type=int, default=100)
+    parser.add_argument("--queries", type=int, default=200)
+    parser.add_argument("--seed", type=int, default=0)
+    parser.add_argument("--path", type=Path, default=None,
+                        help="parent folder for the Chroma data (default: a temp dir)")
+    parser.add_argument("--json", type=Path, default=None, help="write the results here")
+    args = parser.parse_args(argv)
+    results = []
+    for n in args.episodes:
+        path = None if args.path is None else args.path / f"n{n}"
+        res = run_recall_bench(n, args.tenants, args.queries, path=path, seed=args.seed,
+                               others_each=args.others_each)
+        results.append(res)
+        print(json.dumps(res), flush=True)
+    if args.json is not None:
+        args.json.write_text(json.dumps(results, indent=2) + "\n", encoding="utf-8")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
