@@ -67,6 +67,11 @@ class MiniLMEmbedder:
     def dim(self) -> int:
         return self._dim
 
+    @property
+    def model(self) -> Any:
+        """The underlying ``SentenceTransformer`` (for raw-throughput baselines)."""
+        return self._model
+
     def embed(self, texts: Sequence[str]) -> np.ndarray:
         """L2-normalised float32 embeddings, one row per text."""
         if isinstance(texts, str):

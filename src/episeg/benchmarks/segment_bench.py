@@ -1,0 +1,182 @@
+"""Segmentation speed against the physical limit: raw MiniLM ``encode`` throughput.
+
+Every figure is measured in the same run on the same machine and reported as
+a ratio to its baseline:
+
+* streaming turns/s (``Segmenter.observe``) / one-at-a-time ``encode`` turns/s;
+* batch turns/s (``Segmenter.segment``) / batched ``encode`` turns/s;
+* per-turn overhead of signals + combiner in microseconds, measured with the
+  embeddings precomputed, at 10^3, 10^4 and 10^5 turns (linear growth means
+  a flat microseconds-per-turn column);
+* peak resident memory of the process.
+
+Run: ``python -m episeg.benchmarks.segment_bench --data PATH.jsonl --json out.json``.
+
+>>> from episeg.testing import HashingEmbedder
+>>> texts = ["auth jwt", "deploy prod", "retry log"] * 4
+>>> row = overhead_per_turn(texts, embedder=HashingEmbedder(), n_turns=30)
+>>> row["turns"], row["us_per_turn"] > 0
+(30, True)
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import resource
+import sys
+import time
+from collections.abc import Sequence
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+
+from episeg.config import EpisegConfig
+from episeg.segmenter import Segmenter
+from episeg.types import Turn
+from episeg.typing import Embedder
+
+__all__ = ["CachedEmbedder", "load_texts", "overhead_per_turn", "run_segment_bench"]
+
+
+class CachedEmbedder:
+    """Returns precomputed vectors by text, so only the segmenter's own work is timed."""
+
+    name = "cached"
+
+    def __init__(self, texts: Sequence[str], vectors: np.ndarray) -> None:
+        self._table = {t: v for t, v in zip(texts, vectors, strict=True)}
+        self._dim = int(vectors.shape[1])
+
+    @property
+    def dim(self) -> int:
+        return self._dim
+
+    def embed(self, texts: Sequence[str]) -> np.ndarray:
+        return np.stack([self._table[t] for t in texts]) if texts else np.zeros((0, self._dim))
+
+
+def load_texts(path: str | Path, limit: int) -> list[tuple[str, str, str]]:
+    """(dialogue id, speaker, text) of the first ``limit`` turns of a segmentation JSONL."""
+    rows: list[tuple[str, str, str]] = []
+    with Path(path).open(encoding="utf-8") as handle:
+        for line in handle:
+            dialogue = json.loads(line)
+            for turn in dialogue["turns"]:
+                rows.append((dialogue["id"], turn["speaker"], turn["text"]))
+                if len(rows) >= limit:
+                    return rows
+    return rows
+
+
+def _turns(rows: Sequence[tuple[str, str, str]], n_turns: int) -> list[Turn]:
+    out = []
+    for i in range(n_turns):
+        dialogue, speaker, text = rows[i % len(rows)]
+        lap = i // len(rows)
+        out.append(Turn(actor="user" if speaker == "user" else "assistant", text=text,
+                        ts=float(i), session=f"{dialogue}#{lap}", user="bench"))
+    return out
+
+
+def _rate(count: int, seconds: float) -> float:
+    return count / seconds if seconds > 0 else float("inf")
+
+
+def overhead_per_turn(texts: Sequence[str], *, embedder: Embedder, n_turns: int,
+                      config: EpisegConfig | None = None) -> dict[str, Any]:
+    """Time the segmenter alone (embeddings precomputed) over ``n_turns`` turns."""
+    unique = list(dict.fromkeys(texts))
+    cached = CachedEmbedder(unique, embedder.embed(unique))
+    rows = [("d", "user" if i % 2 == 0 else "agent", t) for i, t in enumerate(texts)]
+    turns = _turns(rows, n_turns)
+    segmenter = Segmenter(embedder=cached, config=config)
+    start = time.perf_counter()
+    for turn in turns:
+        segmenter.observe(turn)
+    segmenter.flush()
+    seconds = time.perf_counter() - start
+    return {"turns": n_turns, "seconds": round(seconds, 4),
+            "us_per_turn": round(seconds / n_turns * 1e6, 2),
+            "episodes": segmenter.stats["episodes"]}
+
+
+def run_segment_bench(data: str | Path, *, n_turns: int = 2000, single_turns: int = 500,
+                      scale: Sequence[int] = (1_000, 10_000, 100_000)) -> dict[str, Any]:
+    """Measure everything listed in the module docstring; returns a JSON-ready dict."""
+    from episeg.embedders import MiniLMEmbedder
+
+    embedder = MiniLMEmbedder.default()
+    model = embedder.model
+    rows = load_texts(data, n_turns)
+    texts = [text for _, _, text in rows]
+    turns = _turns(rows, len(rows))
+    model.encode(texts[:64], batch_size=32)  # warm-up
+
+    single = texts[:single_turns]
+    start = time.perf_counter()
+    for text in single:
+        model.encode([text], batch_size=1, normalize_embeddings=True)
+    raw_single = _rate(len(single), time.perf_counter() - start)
+
+    start = time.perf_counter()
+    model.encode(texts, batch_size=32, normalize_embeddings=True)
+    raw_batch = _rate(len(texts), time.perf_counter() - start)
+
+    streaming = Segmenter(embedder=embedder)
+    start = time.perf_counter()
+    for turn in turns[:single_turns]:
+        streaming.observe(turn)
+    streaming.flush()
+    stream_rate = _rate(single_turns, time.perf_counter() - start)
+
+    start = time.perf_counter()
+    Segmenter(embedder=embedder).segment(turns)
+    batch_rate = _rate(len(turns), time.perf_counter() - start)
+
+    scaling = [overhead_per_turn(texts, embedder=embedder, n_turns=n) for n in scale]
+    return {
+        "machine": {"cpus": _cpus(), "torch_threads": _torch_threads()},
+        "turns": len(turns), "single_turns": single_turns,
+        "raw_encode_single_tps": round(raw_single, 1),
+        "raw_encode_batch32_tps": round(raw_batch, 1),
+        "streaming_tps": round(stream_rate, 1),
+        "batch_tps": round(batch_rate, 1),
+        "streaming_ratio_to_single_encode": round(stream_rate / raw_single, 3),
+        "batch_ratio_to_batched_encode": round(batch_rate / raw_batch, 3),
+        "scaling": scaling,
+        "peak_rss_mib": round(resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024, 1),
+    }
+
+
+def _cpus() -> int:
+    import os
+    return len(os.sched_getaffinity(0))
+
+
+def _torch_threads() -> int:
+    import torch
+    return int(torch.get_num_threads())
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(prog="episeg bench segment", description=__doc__,
+                                     formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser.add_argument("--data", required=True, help="segmentation JSONL to take turns from")
+    parser.add_argument("--turns", type=int, default=2000)
+    parser.add_argument("--single-turns", type=int, default=500)
+    parser.add_argument("--scale", type=int, nargs="+", default=[1_000, 10_000, 100_000])
+    parser.add_argument("--json", help="also write the result here")
+    args = parser.parse_args(argv)
+    result = run_segment_bench(args.data, n_turns=args.turns, single_turns=args.single_turns,
+                               scale=args.scale)
+    text = json.dumps(result, indent=2)
+    print(text)
+    if args.json:
+        Path(args.json).write_text(text + "\n", encoding="utf-8")
+    return 0
+
+
+if __name__ == "__main__":  # pragma: no cover
+    sys.exit(main())
