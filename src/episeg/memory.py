@@ -4,6 +4,15 @@
 per closed episode), one tenant-bound Chroma store per user, and recall with
 reinforcement. The tenant of a turn is its ``user``.
 
+Crash safety (see ``docs/RELIABILITY.md``): every accepted turn is committed
+to a SQLite :class:`~episeg.journal.Journal` before :meth:`Memory.observe`
+returns, and a closed episode stays in the journal's outbox until the store
+confirms it. A new ``Memory`` on the same path replays the journal: open
+episodes are rebuilt without re-embedding or re-asking the judge, and
+unconfirmed episodes are written again (an idempotent upsert). While the
+store is down, closed episodes wait in the outbox (:meth:`Memory.pending_writes`)
+and are retried on later calls or by :meth:`Memory.retry_pending`.
+
 >>> import tempfile
 >>> from episeg.testing import HashingEmbedder
 >>> from episeg.types import Turn
@@ -18,6 +27,7 @@ reinforcement. The tenant of a turn is its ``user``.
 
 from __future__ import annotations
 
+import dataclasses
 import logging
 import threading
 import time
@@ -25,9 +35,11 @@ from collections.abc import Callable, Collection, Iterable, Sequence
 from pathlib import Path
 
 from episeg.config import EpisegConfig
-from episeg.errors import EpisegError
+from episeg.errors import EpisegError, JournalError, StoreError
 from episeg.forgetting import MaintenanceReport, maintain
+from episeg.journal import Journal, JournaledSession
 from episeg.recall import Recaller
+from episeg.recovery import JudgeTap, RecoveryReport
 from episeg.segmenter import Segmenter
 from episeg.store import ChromaBackend
 from episeg.store.tenants import collection_name, validate_tenant
@@ -70,13 +82,25 @@ class Memory:
         ``chroma run`` server); default an embedded store under ``path``.
     clock
         Seconds since the epoch; injectable for tests.
+    journal
+        Keep the crash-safety journal at ``path/journal.sqlite3`` (default);
+        ``False`` keeps it in memory only (no crash safety, for throwaway runs).
+    retry_interval
+        Seconds to wait, after a failed store write, before writes are tried
+        again automatically (:meth:`retry_pending` tries at once).
+
+    Raises
+    ------
+    JournalError
+        When the journal cannot be opened or read at start-up.
     """
 
     def __init__(self, *, path: str | Path = ".episeg", config: EpisegConfig | None = None,
                  embedder: Embedder | None = None, judge: Judge | _Default | None = DEFAULT,
                  scorer: SalienceScorer | _Default | None = DEFAULT,
                  backend: ChromaBackend | None = None,
-                 clock: Callable[[], float] = time.time) -> None:
+                 clock: Callable[[], float] = time.time, journal: bool = True,
+                 retry_interval: float = 5.0) -> None:
         self.config = config or EpisegConfig()
         self.path = Path(path)
         self.path.mkdir(parents=True, exist_ok=True)
@@ -89,21 +113,65 @@ class Memory:
             judge = LocalJudge(embedder=embedder)
         if isinstance(scorer, _Default):
             from episeg.salience.offline import AnchoredOfflineScorer
-            scorer = AnchoredOfflineScorer(embedder=embedder, domain=self.config.salience_domain)
+            scorer = AnchoredOfflineScorer(embedder, anchors=self.config.salience_domain)
         self.judge: Judge | None = judge
         self.scorer: SalienceScorer | None = scorer
-        self.segmenter = Segmenter(config=self.config, embedder=embedder, judge=judge)
+        self._tap = JudgeTap(judge) if judge is not None else None
+        self.segmenter = Segmenter(config=self.config, embedder=embedder, judge=self._tap)
         self.backend = backend or ChromaBackend.persistent(self.path / "chroma")
         self._clock = clock
         self._lock = threading.RLock()
         self._stores: dict[str, EpisodeStore] = {}
         self._recallers: dict[str, Recaller] = {}
+        self.journal = Journal(self.path / "journal.sqlite3" if journal else ":memory:")
+        self.retry_interval = retry_interval
+        self._retry_at = 0.0
+        self._has_pending = False
+        self._broken: JournalError | None = None
+        self.recovery = self._recover()
 
     # -- writing ----------------------------------------------------------------------
     def observe(self, turn: Turn) -> list[Episode]:
-        """Take one turn; return the episodes it closed, scored and stored."""
+        """Take one turn; return the episodes it closed that are now stored.
+
+        The turn is in the journal when this returns. A closed episode the
+        store could not take stays in :meth:`pending_writes` (logged).
+
+        Raises
+        ------
+        TurnValidationError, TenantError
+            The turn is refused (nothing was recorded).
+        JournalError
+            The turn could not be made durable: it was NOT accepted.
+        """
         with self._lock:
-            return self._persist(self.segmenter.observe(turn))
+            self._check_usable()
+            validate_tenant(turn.user)
+            self._retry_if_due()
+            key = (turn.user, turn.session)
+            try:
+                closed = self.segmenter.observe(turn)
+            except Exception:
+                self._rebuild([key])  # e.g. the embedder failed after intake saw the id
+                raise
+            accepted, self.segmenter.last_accepted = self.segmenter.last_accepted, None
+            if accepted is None:
+                return []  # a duplicate id: already recorded
+            clean, vector = accepted
+            scored = [self._scored(e) for e in closed]
+            opened = len(self.segmenter.open_turns(*key)) == 1
+            try:
+                self.journal.record(
+                    dataclasses.replace(turn, id=clean.id), vector,
+                    judge=self._tap.take(clean.id or "") if self._tap else None, closed=scored,
+                    checkpoint=self.segmenter.checkpoint(*key) if opened else None)
+            except JournalError:
+                self._rebuild([key])
+                raise
+            finally:
+                if self._tap:
+                    self._tap.clear()
+            return self._write(scored)
 
     def ingest(self, turns: Iterable[Turn]) -> list[Episode]:
         """Observe many turns in order (streaming); does not flush."""
@@ -115,12 +183,40 @@ class Memory:
     def flush(self, user: str | None = None, session: str | None = None) -> list[Episode]:
         """Close, score and store the open episodes of matching sessions."""
         with self._lock:
-            return self._persist(self.segmenter.flush(user, session))
+            self._check_usable()
+            closed = [self._scored(e) for e in self.segmenter.flush(user, session)]
+            keys = sorted({(e.user, e.session) for e in closed})
+            try:
+                self.journal.close_episodes(closed, [self.segmenter.checkpoint(*k) for k in keys])
+            except JournalError:
+                self._rebuild(keys)
+                raise
+            return self._write(closed)
 
     def store_episodes(self, episodes: Sequence[Episode]) -> list[Episode]:
         """Score (if unscored) and store already-closed episodes, e.g. from batch."""
         with self._lock:
-            return self._persist(list(episodes))
+            for episode in episodes:
+                validate_tenant(episode.user)
+            scored = [self._scored(e) for e in episodes]
+            self.journal.close_episodes(scored, journaled=False)
+            return self._write(scored)
+
+    def pending_writes(self) -> list[Episode]:
+        """Closed episodes waiting for the store (non-empty means degraded)."""
+        with self._lock:
+            return self.journal.pending()
+
+    def retry_pending(self) -> list[Episode]:
+        """Try the pending writes now; return those that reached the store."""
+        with self._lock:
+            self._retry_at = 0.0
+            return self._drain()
+
+    def close(self) -> None:
+        """Close the journal (everything accepted is already durable)."""
+        with self._lock:
+            self.journal.close()
 
     # -- reading ----------------------------------------------------------------------
     def store(self, user: str) -> EpisodeStore:
@@ -162,14 +258,103 @@ class Memory:
                     weights_path=weights)
             return self._recallers[store.tenant]
 
-    def _persist(self, closed: list[Episode]) -> list[Episode]:
+    def _scored(self, episode: Episode) -> Episode:
+        if episode.salience is not None:
+            return episode
+        return dataclasses.replace(episode, salience=self._score(episode))
+
+    def _write(self, episodes: Sequence[Episode]) -> list[Episode]:
+        """Store journaled episodes; failures stay in the outbox for a retry."""
+        if self._has_pending and time.monotonic() < self._retry_at:
+            for episode in episodes:
+                log.warning("episode %s kept in the outbox: the store is marked down "
+                            "(next retry in %.1fs)", episode.id,
+                            self._retry_at - time.monotonic())
+            return []
         stored = []
-        for episode in closed:
-            if episode.salience is None:
-                episode = _with_salience(episode, self._score(episode))
-            self.store(episode.user).add([episode])
+        for episode in episodes:
+            if not self._store_one(episode):
+                break
             stored.append(episode)
         return stored
+
+    def _store_one(self, episode: Episode) -> bool:
+        try:
+            self.store(episode.user).add([episode])
+        except StoreError as exc:
+            self._has_pending, self._retry_at = True, time.monotonic() + self.retry_interval
+            log.warning("episode %s kept in the outbox, store write failed: %s", episode.id, exc)
+            return False
+        try:
+            self.journal.confirm(episode.id)
+        except JournalError as exc:  # stored twice later is harmless: the write is an upsert
+            log.warning("episode %s stored but not confirmed in the journal (%s); it will be "
+                        "written again", episode.id, exc)
+        return True
+
+    def _drain(self) -> list[Episode]:
+        pending = self.journal.pending()
+        stored: list[Episode] = []
+        for episode in pending:
+            if not self._store_one(episode):
+                return stored
+            stored.append(episode)
+        self._has_pending = False
+        return stored
+
+    def _retry_if_due(self) -> None:
+        if self._has_pending and time.monotonic() >= self._retry_at:
+            self._drain()
+
+    def _check_usable(self) -> None:
+        if self._broken is not None:
+            raise JournalError(f"this Memory lost its journal state ({self._broken}); "
+                               "open a new Memory on the same path to recover")
+
+    def _resume(self, journaled: JournaledSession) -> list[Episode]:
+        turns = [(t, v) for t, v, _ in journaled.turns]
+        answers = {t.id or "": j for t, _, j in journaled.turns if j is not None}
+        seen, last_ts = journaled.seen, journaled.last_ts
+        if self._tap is None:
+            return self.segmenter.resume(journaled.checkpoint, turns, seen_ids=seen,
+                                         last_ts=last_ts)
+        with self._tap.replaying(answers):
+            return self.segmenter.resume(journaled.checkpoint, turns, seen_ids=seen,
+                                         last_ts=last_ts)
+
+    def _rebuild(self, keys: Iterable[tuple[str, str]]) -> None:
+        """Reset sessions to what the journal holds (after a failed observe/flush)."""
+        try:
+            for key in keys:
+                self.segmenter.forget(*key)
+                for journaled in self.journal.sessions(only=key):
+                    self._resume(journaled)
+        except JournalError as exc:
+            self._broken = exc
+            log.error("cannot rebuild sessions %s from the journal: %s", keys, exc)
+
+    def _recover(self) -> RecoveryReport:
+        started = time.perf_counter()
+        sessions = self.journal.sessions()
+        replay_closed = 0
+        for journaled in sessions:
+            closed = [self._scored(e) for e in self._resume(journaled)]
+            if closed:  # only if a component is not deterministic: keep, never drop
+                replay_closed += len(closed)
+                log.warning("replaying session %s/%s closed %d episode(s) the live run had "
+                            "not closed", journaled.user, journaled.session, len(closed))
+                self.journal.close_episodes(closed, [self.segmenter.checkpoint(
+                    journaled.user, journaled.session)])
+        pending = self.journal.pending()
+        self._has_pending = bool(pending)
+        stored = self._drain() if pending else []
+        report = RecoveryReport(
+            sessions=len(sessions), turns_replayed=sum(len(s.turns) for s in sessions),
+            replay_closed=replay_closed, pending_found=len(pending), pending_stored=len(stored),
+            seconds=time.perf_counter() - started)
+        if sessions or pending:
+            log.info("journal recovery: %s", report)
+        return report
 
     def _score(self, episode: Episode) -> Salience:
         if self.scorer is None:
@@ -180,8 +365,3 @@ class Memory:
             log.warning("salience scorer %s raised on episode %s: %s",
                         self.scorer.name, episode.id, exc)
             return Salience.unscored(f"scorer raised: {exc}", scorer=self.scorer.name)
-
-
-def _with_salience(episode: Episode, salience: Salience) -> Episode:
-    import dataclasses
-    return dataclasses.replace(episode, salience=salience)

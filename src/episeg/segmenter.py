@@ -30,6 +30,7 @@ from episeg.config import EpisegConfig, JudgeGate
 from episeg.episode_builder import OpenEpisode
 from episeg.errors import ConfigError
 from episeg.intake import PreparedTurn, SessionIntake
+from episeg.recovery import SessionCheckpoint
 from episeg.signals import (
     AgentMarker,
     FixedWindow,
@@ -111,6 +112,8 @@ class Segmenter:
         self.policy = BoundaryPolicy.from_config(self.config)
         self.trace: list[TurnTrace] | None = [] if keep_trace else None
         self._sessions: dict[tuple[str, str], _Session] = {}
+        self.last_accepted: tuple[Turn, np.ndarray] | None = None
+        """The last turn :meth:`observe` accepted (id assigned) and its embedding."""
         self._counters = {"turns": 0, "episodes": 0, "embed_calls": 0, "embed_batches": 0,
                           "judge_calls": 0, "judge_failures": 0, "duplicates": 0}
 
@@ -123,11 +126,13 @@ class Segmenter:
     def observe(self, turn: Turn) -> list[Episode]:
         """Take one turn; return the episode it closed (0 or 1 of them)."""
         session = self._session(turn)
+        self.last_accepted = None
         prepared = session.intake.accept(turn, max_turn_chars=self.config.max_turn_chars)
         if prepared is None:
             self._duplicate(turn)
             return []
         vector = self._embed([prepared.turn.text])[0]
+        self.last_accepted = (prepared.turn, vector)
         return self._step(session, prepared, vector)
 
     def flush(self, user: str | None = None, session: str | None = None) -> list[Episode]:
@@ -144,6 +149,53 @@ class Segmenter:
         """The turns of the still-open episode of (user, session)."""
         state = self._sessions.get((user, session))
         return tuple(state.open.turns) if state else ()
+
+    def checkpoint(self, user: str, session: str) -> SessionCheckpoint:
+        """The opening state of (user, session)'s open episode, for the journal.
+
+        Take it right after the turn that opened the episode (the summaries
+        are those of that moment).
+        """
+        state = self._sessions[(user, session)]
+        n = len(state.open.turns)
+        return SessionCheckpoint(
+            user=user, session=session, seq=state.intake.seq - n, position=state.positions - n,
+            top_level_id=state.top_level_id, parent_id=state.open.parent_id,
+            opening_verdicts=state.open.opening_verdicts, summary=state.open.summary,
+            prediction_summary=state.prediction.summary if state.prediction else "")
+
+    def resume(self, checkpoint: SessionCheckpoint, turns: Sequence[tuple[Turn, np.ndarray]],
+               *, seen_ids: Iterable[str] = (), last_ts: float | None = None) -> list[Episode]:
+        """Rebuild a session from its checkpoint and open turns (as given, ids set).
+
+        Turns are not re-embedded: each comes with its recorded embedding.
+        Returns the episodes the replay closed (none when it is deterministic).
+        """
+        key = (checkpoint.user, checkpoint.session)
+        state = self._sessions[key] = self._fresh(checkpoint.user, checkpoint.session)
+        state.intake.seq, state.positions = checkpoint.seq, checkpoint.position
+        state.intake.seen_ids = set(seen_ids) - {t.id for t, _ in turns}
+        closed: list[Episode] = []
+        for n, (turn, vector) in enumerate(turns):
+            prepared = state.intake.accept(turn, max_turn_chars=self.config.max_turn_chars)
+            if prepared is None:
+                self._duplicate(turn)
+                continue
+            closed.extend(self._step(state, prepared, vector))
+            if n == 0:
+                state.open.opening_verdicts = checkpoint.opening_verdicts
+                state.open.parent_id, state.open.summary = (checkpoint.parent_id,
+                                                            checkpoint.summary)
+                state.top_level_id = checkpoint.top_level_id
+                if state.prediction is not None:
+                    state.prediction.summary = checkpoint.prediction_summary
+        if last_ts is not None:
+            state.intake.last_ts = last_ts
+        return closed
+
+    def forget(self, user: str, session: str) -> None:
+        """Drop the in-memory state of (user, session) (before a :meth:`resume`)."""
+        self._sessions.pop((user, session), None)
 
     def segment(self, turns: Sequence[Turn]) -> list[Episode]:
         """Batch: segment a whole transcript with batched embeddings.
@@ -176,11 +228,13 @@ class Segmenter:
         key = (turn.user, turn.session)
         state = self._sessions.get(key)
         if state is None:
-            state = _Session(intake=SessionIntake(session_key=key), signals=self._make_signals(),
-                             prediction=self._make_prediction(),
-                             open=OpenEpisode(user=turn.user, session=turn.session))
-            self._sessions[key] = state
+            state = self._sessions[key] = self._fresh(turn.user, turn.session)
         return state
+
+    def _fresh(self, user: str, session: str) -> _Session:
+        return _Session(intake=SessionIntake(session_key=(user, session)),
+                        signals=self._make_signals(), prediction=self._make_prediction(),
+                        open=OpenEpisode(user=user, session=session))
 
     def _make_signals(self) -> dict[str, Signal]:
         cfg = self.config
