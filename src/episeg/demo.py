@@ -7,7 +7,9 @@ judge, the anchored offline salience scorer and an embedded Chroma store.
 
 from __future__ import annotations
 
+import dataclasses
 import tempfile
+import time
 from collections.abc import Sequence
 from importlib import resources
 from pathlib import Path
@@ -23,11 +25,19 @@ _QUERIES = ("how did we fix the 401 on login?", "bump the production deploy vers
             "log every retry attempt")
 
 
-def sample_turns() -> list[Turn]:
-    """The bundled sample conversation (20 turns, user ``alice``)."""
+def sample_turns(*, ends_at: float | None = None) -> list[Turn]:
+    """The bundled sample conversation (20 turns, user ``alice``).
+
+    With ``ends_at`` the timestamps are shifted so the last turn happens then
+    (the demo uses "a minute ago" so recency means something).
+    """
     text = resources.files("episeg").joinpath("data/sample_conversation.jsonl").read_text(
         encoding="utf-8")
-    return list(iter_turns(text.splitlines()))
+    turns = list(iter_turns(text.splitlines()))
+    if ends_at is None:
+        return turns
+    shift = ends_at - turns[-1].ts
+    return [dataclasses.replace(t, ts=t.ts + shift) for t in turns]
 
 
 def format_episode(number: int, episode: Episode, first_position: int) -> str:
@@ -58,7 +68,7 @@ def run_demo(out: TextIO, *, path: str | Path | None = None,
     """Run the whole pipeline on the sample and print what happened."""
     workdir = Path(path) if path is not None else Path(tempfile.mkdtemp(prefix="episeg-demo-"))
     memory = Memory(path=workdir)
-    turns = sample_turns()
+    turns = sample_turns(ends_at=time.time() - 60.0)
     out.write(f"episeg demo: {len(turns)} turns from the bundled agent conversation\n")
     out.write(f"store: embedded Chroma at {workdir / 'chroma'}\n\n")
     episodes = memory.ingest(turns)

@@ -34,7 +34,7 @@ import numpy as np
 
 from episeg.config import EpisegConfig
 from episeg.segmenter import Segmenter
-from episeg.types import Turn
+from episeg.types import Actor, Turn
 from episeg.typing import Embedder
 
 __all__ = ["CachedEmbedder", "load_texts", "overhead_per_turn", "run_segment_bench"]
@@ -75,7 +75,7 @@ def _turns(rows: Sequence[tuple[str, str, str]], n_turns: int) -> list[Turn]:
     for i in range(n_turns):
         dialogue, speaker, text = rows[i % len(rows)]
         lap = i // len(rows)
-        out.append(Turn(actor="user" if speaker == "user" else "assistant", text=text,
+        out.append(Turn(actor=Actor.USER if speaker == "user" else Actor.ASSISTANT, text=text,
                         ts=float(i), session=f"{dialogue}#{lap}", user="bench"))
     return out
 
