@@ -1,2 +1,49 @@
-"""episeg: episodic memory for AI agents."""
+"""episeg: episodic memory for AI agents.
+
+Segment a live turn stream into episodes, score salience once per episode,
+store per user in Chroma, recall with a recency + importance + similarity
+rerank reinforced by use.
+
+>>> import episeg
+>>> sorted(episeg.__all__)[:3]
+['Actor', 'Decision', 'EpisegConfig']
+"""
+
+from episeg.config import EpisegConfig, JudgeGate
+from episeg.errors import (BackendUnavailableError, ConfigError, EpisegError, JournalError,
+                           JudgeError, ScoringError, StoreError, StoreUnavailableError,
+                           TenantError, TurnValidationError)
+from episeg.memory import Memory
+from episeg.segmenter import ALL_SIGNALS, Segmenter
+from episeg.transcript import iter_turns, read_transcript, write_transcript
+from episeg.types import Actor, Decision, Episode, Salience, Turn, TurnType, Verdict
+
 __version__ = "0.1.0"
+
+__all__ = [
+    "ALL_SIGNALS",
+    "Actor",
+    "BackendUnavailableError",
+    "ConfigError",
+    "Decision",
+    "EpisegConfig",
+    "EpisegError",
+    "Episode",
+    "JournalError",
+    "JudgeError",
+    "JudgeGate",
+    "Memory",
+    "Salience",
+    "ScoringError",
+    "Segmenter",
+    "StoreError",
+    "StoreUnavailableError",
+    "TenantError",
+    "Turn",
+    "TurnType",
+    "TurnValidationError",
+    "Verdict",
+    "iter_turns",
+    "read_transcript",
+    "write_transcript",
+]
