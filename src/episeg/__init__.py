@@ -10,9 +10,18 @@ rerank reinforced by use.
 """
 
 from episeg.config import EpisegConfig, JudgeGate
-from episeg.errors import (BackendUnavailableError, ConfigError, EpisegError, JournalError,
-                           JudgeError, ScoringError, StoreError, StoreUnavailableError,
-                           TenantError, TurnValidationError)
+from episeg.errors import (
+                           BackendUnavailableError,
+                           ConfigError,
+                           EpisegError,
+                           JournalError,
+                           JudgeError,
+                           ScoringError,
+                           StoreError,
+                           StoreUnavailableError,
+                           TenantError,
+                           TurnValidationError,
+)
 from episeg.memory import Memory
 from episeg.segmenter import ALL_SIGNALS, Segmenter
 from episeg.transcript import iter_turns, read_transcript, write_transcript
