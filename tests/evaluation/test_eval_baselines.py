@@ -1,0 +1,88 @@
+"""TextTiling, the even split and the degenerate references."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from episeg.embedders import MiniLMEmbedder
+from episeg.errors import ConfigError
+from episeg.evaluation.baselines import (
+    depth_scores,
+    even_boundaries,
+    make_baseline,
+    texttiling,
+)
+from episeg.evaluation.datasets import read_jsonl
+from episeg.evaluation.metrics import check_boundaries, pk
+from episeg.testing import HashingEmbedder
+from episeg.types import Actor, Turn
+
+TOPIC_A = ["the cat sat on the mat", "my cat likes the warm mat", "cats nap on mats all day"]
+TOPIC_B = ["stock prices fell sharply", "the stock market prices", "investors sold stock"]
+
+
+def _turns(texts: list[str]) -> list[Turn]:
+    return [Turn(actor=Actor.USER if i % 2 == 0 else Actor.ASSISTANT, text=t, ts=30.0 * i)
+            for i, t in enumerate(texts)]
+
+
+class TestTextTiling:
+    def test_finds_the_topic_change(self) -> None:
+        turns = _turns(TOPIC_A + TOPIC_B)
+        assert texttiling(turns, block=2, smoothing=0) == [3]
+        # Smoothing (Hearst's default) may move the valley by one turn on so short a curve.
+        (cut,) = texttiling(turns, block=2)
+        assert abs(cut - 3) <= 1
+
+    @pytest.mark.slow
+    def test_embedding_variant_finds_it_too(self, minilm: MiniLMEmbedder) -> None:
+        turns = _turns(TOPIC_A + TOPIC_B)
+        assert texttiling(turns, block=2, smoothing=0, embedder=minilm) == [3]
+
+    def test_short_and_uniform_inputs(self) -> None:
+        assert texttiling(_turns(["hi", "there"])) == []
+        assert texttiling(_turns(["same words here"] * 8)) == []
+
+    def test_depth_scores_climb_both_sides(self) -> None:
+        assert depth_scores([0.8, 0.6, 0.2, 0.5, 0.9]) == pytest.approx([0, 0.2, 1.3, 0.4, 0])
+
+    def test_bad_parameters(self) -> None:
+        with pytest.raises(ConfigError):
+            texttiling(_turns(TOPIC_A), block=0)
+
+    def test_valid_boundaries_on_real_dialogues(self, tiage_dev: Path) -> None:
+        dialogues = read_jsonl(tiage_dev, limit=40)
+        found = 0
+        for d in dialogues:
+            hyp = texttiling(d.turns)
+            assert check_boundaries(hyp, len(d)) == hyp
+            found += len(hyp)
+            assert 0.0 <= pk(d.boundaries, hyp, n=len(d)) <= 1.0
+        assert found > 0, "TextTiling placed no boundary in 40 real dialogues"
+
+
+class TestSimpleBaselines:
+    def test_even(self) -> None:
+        assert even_boundaries(9, every=3) == [3, 6]
+        assert even_boundaries(3, every=5) == []
+        with pytest.raises(ConfigError):
+            even_boundaries(5, every=0)
+
+    def test_degenerate(self) -> None:
+        turns = _turns(TOPIC_A)
+        assert make_baseline("none")(turns) == ([], {"judge_calls": 0, "embed_calls": 0})
+        assert make_baseline("all")(turns)[0] == [1, 2]
+
+    def test_make_baseline_errors(self) -> None:
+        with pytest.raises(ConfigError, match="valid: texttiling"):
+            make_baseline("random")
+        with pytest.raises(ConfigError, match="every"):
+            make_baseline("even")
+        with pytest.raises(ConfigError, match="embedder"):
+            make_baseline("texttiling-emb")
+
+    def test_embedding_variant_counts_embeddings(self) -> None:
+        fn = make_baseline("texttiling-emb", embedder=HashingEmbedder())
+        assert fn(_turns(TOPIC_A + TOPIC_B))[1]["embed_calls"] == 6
