@@ -7,8 +7,7 @@ from pathlib import Path
 
 import numpy as np
 import pytest
-from conftest import ChromaServer
-from store_helpers import make_episode
+from store_helpers import ChromaServer, make_episode
 
 from episeg.errors import BackendUnavailableError, StoreError, StoreUnavailableError
 from episeg.store import ChromaBackend
