@@ -1,10 +1,10 @@
-"""Cheap textual evidence shared by the offline scorer and the local judge.
+"""Cheap textual evidence shared by the signals, the offline scorer and the local judge.
 
 Turn types are used when the harness supplied them; otherwise a small,
 documented heuristic reads the text. Content words are lower-cased word
 tokens of 3+ characters that are not English stopwords.
 
->>> from episeg.salience.evidence import content_words, is_tool_error, is_user_correction
+>>> from episeg.text import content_words, is_tool_error, is_user_correction
 >>> from episeg.types import Turn
 >>> content_words("Why is the auth service returning 401 again?")
 ['auth', 'service', 'returning', '401']
@@ -40,10 +40,12 @@ STOPWORDS = frozenset(_STOPWORD_TEXT.split())
 _WORD = re.compile(r"[a-z0-9][a-z0-9_\-']*[a-z0-9]|[a-z0-9]")
 _TOOL_ERROR = re.compile(
     r"\b(traceback|exception|error|errno|failed|failure|fatal|panic|segfault|denied|refused|"
-    r"timed? ?out|not found|exit (?:code|status) [1-9]\d*)\b", re.IGNORECASE)
+    r"timed? ?out|not found|exit (?:code|status) [1-9]\d*|"
+    r"[45]\d\d (?:bad|unauthori[sz]ed|forbidden|not found|internal))\b", re.IGNORECASE)
 _CORRECTION = re.compile(
     r"^\s*(no\b|nope\b|wrong\b|that'?s (?:not|wrong|incorrect)|that is (?:not|wrong|incorrect)|"
-    r"actually\b|not quite\b|incorrect\b|you (?:misunderstood|got it wrong))", re.IGNORECASE)
+    r"actually\b|not quite\b|not what\b|incorrect\b|wait\b|i meant\b|instead\b|correction\b|"
+    r"you (?:misunderstood|got it wrong))", re.IGNORECASE)
 
 
 def content_words(text: str) -> list[str]:

@@ -23,7 +23,7 @@ from collections.abc import Sequence
 
 import numpy as np
 
-from episeg.salience.evidence import content_words, is_tool_error
+from episeg.text import content_words, is_tool_error
 from episeg.types import Actor, Decision, Turn
 from episeg.typing import Embedder, JudgeAnswer
 

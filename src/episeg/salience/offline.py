@@ -37,7 +37,7 @@ import math
 import numpy as np
 
 from episeg.salience.anchors import AnchorSet, anchor_set
-from episeg.salience.evidence import is_tool_error, is_user_correction
+from episeg.text import is_tool_error, is_user_correction
 from episeg.types import Episode, Salience
 from episeg.typing import Embedder
 

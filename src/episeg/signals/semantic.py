@@ -22,7 +22,7 @@ mean decays toward recent turns so sustained shifts register sooner.
 from __future__ import annotations
 
 from episeg.signals._running import RunningMean
-from episeg.signals._text import content_words
+from episeg.text import content_words
 from episeg.types import Decision, ObservedTurn, Verdict
 
 __all__ = ["SemanticShift"]

@@ -17,17 +17,11 @@ from __future__ import annotations
 
 import re
 
+from episeg.text import is_tool_error, is_user_correction
 from episeg.types import Actor, Decision, ObservedTurn, Turn, TurnType, Verdict
 
 __all__ = ["StructuralTurnType", "infer_turn_type"]
 
-_ERROR = re.compile(
-    r"\b(error|exception|traceback|failed|failure|fatal|denied|refused|timed? ?out|"
-    r"panic|segfault|exit (code|status) [1-9]\d*|[45]\d\d (bad|unauthori[sz]ed|forbidden|"
-    r"not found|internal))\b", re.IGNORECASE)
-_CORRECTION = re.compile(
-    r"^\s*(no\b|nope\b|not (that|quite|what)|actually\b|wait\b|i meant\b|that'?s (wrong|not)|"
-    r"wrong\b|correction\b|instead\b)", re.IGNORECASE)
 _CALL = re.compile(r"^\s*(\{|calling\b|call\b|run(ning)?\b|\$ |`)", re.IGNORECASE)
 
 
@@ -38,11 +32,9 @@ def infer_turn_type(turn: Turn) -> TurnType:
     if turn.actor is Actor.SYSTEM:
         return TurnType.SYSTEM_EVENT
     if turn.actor is Actor.TOOL:
-        return TurnType.TOOL_ERROR if _ERROR.search(turn.text) else TurnType.TOOL_SUCCESS
+        return TurnType.TOOL_ERROR if is_tool_error(turn) else TurnType.TOOL_SUCCESS
     if turn.actor is Actor.USER:
-        if _CORRECTION.search(turn.text):
-            return TurnType.USER_CORRECTION
-        return TurnType.USER_QUESTION
+        return TurnType.USER_CORRECTION if is_user_correction(turn) else TurnType.USER_QUESTION
     return TurnType.TOOL_CALL if _CALL.search(turn.text) else TurnType.ASSISTANT_ANSWER
 
 
