@@ -68,8 +68,10 @@ class SessionCheckpoint:
     prediction_summary: str = ""
 
     def to_json(self) -> str:
+        """JSON with the verdict scores exact (``Verdict.to_dict`` rounds them)."""
         data = asdict(self)
-        data["opening_verdicts"] = [v.to_dict() for v in self.opening_verdicts]
+        data["opening_verdicts"] = [{**v.to_dict(), "score": float(v.score)}
+                                    for v in self.opening_verdicts]
         return json.dumps(data, ensure_ascii=False, sort_keys=True)
 
     @classmethod

@@ -1,0 +1,113 @@
+"""Builders shared by the reliability tests: transcripts, a `chroma run` server, snapshots."""
+
+from __future__ import annotations
+
+import random
+import shutil
+import socket
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+from episeg.errors import StoreUnavailableError
+from episeg.store import ChromaBackend
+from episeg.types import Episode, Turn
+
+CHROMA_BIN = Path(sys.executable).parent / "chroma"
+_TOPICS = [
+    "oauth login returns 401 after the jwt key rotation",
+    "deploy the prod release with terraform apply",
+    "postgres replication lag on the read replica",
+    "flaky pytest fixture leaks a temp directory",
+    "kubernetes pod stuck in crashloopbackoff on start",
+    "invoice pdf export renders the wrong currency",
+]
+_FILLER = ["please check", "the log says", "try again with", "what about", "I see", "done with"]
+
+
+def make_transcript(n: int, *, seed: int = 0, users: int = 3, sessions: int = 2) -> list[Turn]:
+    """``n`` turns interleaved over users x sessions, topic shifts, markers, explicit ids."""
+    rng = random.Random(seed)
+    streams = [(f"user{u}", f"s{s}") for u in range(users) for s in range(sessions)]
+    topic = {k: rng.randrange(len(_TOPICS)) for k in streams}
+    count = dict.fromkeys(streams, 0)
+    turns: list[Turn] = []
+    for i in range(n):
+        key = rng.choice(streams)
+        if rng.random() < 0.08:
+            topic[key] = rng.randrange(len(_TOPICS))
+        actor = ("user", "assistant", "tool")[count[key] % 3]
+        text = f"{rng.choice(_FILLER)} {_TOPICS[topic[key]]} step {rng.randrange(50)}"
+        kind = None
+        if actor == "assistant" and rng.random() < 0.05:
+            text += " <episode_boundary>"
+        if actor == "tool" and rng.random() < 0.1:
+            kind = "tool-error"
+        turns.append(Turn(actor=actor, text=text, ts=float(i), type=kind, user=key[0],
+                          session=key[1], id=f"{key[1]}-{count[key]}"))
+        count[key] += 1
+    return turns
+
+
+def snapshot(backend: ChromaBackend, users: list[str]) -> dict[str, Episode]:
+    """Every stored episode of ``users`` by id (recall state reset for comparison)."""
+    out: dict[str, Episode] = {}
+    for user in users:
+        store = backend.store_for(user)
+        total = store.count()
+        for episode in store.list(limit=max(total, 1), include_archived=True):
+            assert episode.id not in out, f"episode {episode.id} listed twice"
+            out[episode.id] = episode
+    return out
+
+
+def assert_same_store(got: dict[str, Episode], want: dict[str, Episode]) -> None:
+    """Same ids, same turn ids, same content (embeddings within float32 rounding)."""
+    assert sorted(got) == sorted(want), (
+        f"missing {sorted(set(want) - set(got))[:5]}, extra {sorted(set(got) - set(want))[:5]}")
+    for eid, episode in want.items():
+        other = got[eid]
+        assert other.turn_ids == episode.turn_ids, eid
+        assert other == episode, eid
+        assert episode.embedding is not None and other.embedding is not None
+        assert float(abs(other.embedding - episode.embedding).max()) < 1e-6, eid
+
+
+def free_port() -> int:
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return int(s.getsockname()[1])
+
+
+class ChromaServer:
+    """A `chroma run` subprocess on a fixed loopback port; can be stopped and restarted."""
+
+    def __init__(self, path: Path, port: int | None = None) -> None:
+        exe = str(CHROMA_BIN) if CHROMA_BIN.exists() else shutil.which("chroma")
+        if exe is None:
+            raise AssertionError("the `chroma` CLI is missing: the outage test cannot run")
+        self.exe, self.path, self.port = exe, path, port or free_port()
+        self._proc: subprocess.Popen[bytes] | None = None
+
+    def start(self, timeout: float = 30.0) -> float:
+        """Start and wait for the heartbeat; returns seconds until it answered."""
+        started = time.monotonic()
+        self._proc = subprocess.Popen(
+            [self.exe, "run", "--host", "127.0.0.1", "--port", str(self.port),
+             "--path", str(self.path)], stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+        while True:
+            try:
+                ChromaBackend.http("127.0.0.1", self.port).heartbeat()
+                return time.monotonic() - started
+            except StoreUnavailableError:
+                if self._proc.poll() is not None or time.monotonic() - started > timeout:
+                    self.kill()
+                    raise AssertionError(f"chroma run did not answer on {self.port}") from None
+                time.sleep(0.1)
+
+    def kill(self) -> None:
+        """SIGKILL the server (an outage, not a clean shutdown)."""
+        if self._proc is not None and self._proc.poll() is None:
+            self._proc.kill()
+            self._proc.wait()
