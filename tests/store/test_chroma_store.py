@@ -48,6 +48,20 @@ class TestChromaEpisodeStore:
         assert store.count() == 5
         assert store.get(["e0"])[0].summary == "newer"
 
+    def test_re_adding_keeps_recall_state(self, backend: ChromaBackend,
+                                          tenant_name: TenantName) -> None:
+        store = backend.store_for(tenant_name("a"))
+        ep = make_episode("e1", [1, 0])
+        store.add([ep])
+        store.update([dataclasses.replace(ep, recall_count=4, last_accessed=9.5, strength=5.0,
+                                          archived=True)])
+        store.add([dataclasses.replace(ep, summary="replayed")])
+        (back,) = store.get(["e1"])
+        assert (back.summary, back.recall_count, back.last_accessed, back.strength,
+                back.archived) == ("replayed", 4, 9.5, 5.0, True)
+        store.add([make_episode("e2", [0, 1], last_accessed=3.0)])
+        assert store.get(["e2"])[0].last_accessed == 3.0
+
     def test_query_orders_by_cosine(self, backend: ChromaBackend, tenant_name: TenantName) -> None:
         store = backend.store_for(tenant_name("a"))
         store.add([make_episode("near", [1, 0.1, 0]), make_episode("far", [0, 0, 1]),

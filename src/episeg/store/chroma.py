@@ -43,7 +43,7 @@ from chromadb.config import Settings
 from chromadb.errors import ChromaError
 
 from episeg.errors import StoreError, StoreUnavailableError, TenantError
-from episeg.store.codec import decode, encode, recall_metadata
+from episeg.store.codec import RECALL_FIELDS, decode, encode, recall_metadata
 from episeg.store.tenants import collection_name, validate_tenant
 from episeg.types import Episode
 
@@ -153,12 +153,24 @@ class ChromaEpisodeStore:
     def add(self, episodes: Sequence[Episode]) -> None:
         """Upsert ``episodes`` by id: re-adding an id replaces it, never duplicates.
 
-        Within one call a repeated id keeps its last occurrence.
+        Within one call a repeated id keeps its last occurrence. Re-adding a
+        stored id keeps its stored recall state (count, last access,
+        strength, archived), so replaying ingestion never undoes
+        reinforcement; change that state with :meth:`update`.
         """
         latest = {ep.id: encode(ep, tenant=self._tenant) for ep in episodes}
         records = list(latest.values())
         for start in range(0, len(records), _WRITE_BATCH):
             chunk = records[start:start + _WRITE_BATCH]
+            with _translate("add"):
+                stored = self._col.get(ids=[r.id for r in chunk], include=["metadatas"])
+            kept = {i: m for i, m in zip(stored["ids"], stored["metadatas"], strict=True)
+                    if self._owns(i, m)}
+            for r in chunk:
+                if r.id in kept:
+                    r.metadata.pop("last_accessed", None)
+                    r.metadata.update({f: kept[r.id][f] for f in RECALL_FIELDS
+                                       if f in kept[r.id]})
             with _translate("add"):
                 self._col.upsert(
                     ids=[r.id for r in chunk], documents=[r.document for r in chunk],
