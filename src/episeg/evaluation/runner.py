@@ -121,6 +121,9 @@ def _parser() -> argparse.ArgumentParser:
                    help="which part of each file to score (see datasets.select_part)")
     p.add_argument("--limit", type=int, default=None, help="first N dialogues of each file")
     p.add_argument("--tolerance", type=int, default=1, help="boundary F1 tolerance in turns")
+    p.add_argument("--min-window", type=int, default=1,
+                   help="floor of the Pk/WindowDiff window k (2 reproduces segeval's default "
+                        "and SuperDialseg's evaluation code)")
     p.add_argument("--json", type=Path, default=None, help="write results as JSON here")
     p.add_argument("--plot", type=Path, default=None, help="write a PNG plot here")
     return p
@@ -144,12 +147,14 @@ def main(argv: Sequence[str] | None = None) -> int:
             continue
         for name in names:
             fn = build_segment_fn(name, data_path=path, limit=args.limit)
-            result = evaluate(dialogues, fn, name, dataset=path.stem, tolerance=args.tolerance)
+            result = evaluate(dialogues, fn, name, dataset=path.stem, tolerance=args.tolerance,
+                              min_window=args.min_window)
             log.info("%s %s: Pk %.4f WD %.4f F1 %.4f (%.1fs)", path.stem, name, result.pk,
                      result.window_diff, result.f1, result.seconds)
             results.append(result)
     print(format_table(results))
-    meta = {"files": [str(f) for f in files], "part": part, "limit": args.limit}
+    meta = {"files": [str(f) for f in files], "part": part, "limit": args.limit,
+            "min_window": args.min_window, "tolerance": args.tolerance}
     if args.json:
         write_json(results, args.json, meta=meta)
     if args.plot:
