@@ -221,7 +221,12 @@ def create_app(memory: Memory, keys: KeyRing | Mapping[str, str], *,
             return JSONResponse({"detail": str(exc)}, status_code=status)
         return handle
 
-    app.add_exception_handler(TurnValidationError, handler(422))
+    async def invalid_turn(_: Request, exc: Exception) -> JSONResponse:
+        # Same shape as FastAPI's own 422 (HTTPValidationError), so clients parse one format.
+        detail = [{"loc": ["body"], "msg": str(exc), "type": "turn_validation"}]
+        return JSONResponse({"detail": detail}, status_code=422)
+
+    app.add_exception_handler(TurnValidationError, invalid_turn)
     app.add_exception_handler(TenantError, handler(403))
     app.add_exception_handler(BackendUnavailableError, handler(503))
     app.add_exception_handler(EpisegError, handler(400))
