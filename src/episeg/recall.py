@@ -114,7 +114,9 @@ def feedback(results: Sequence[ScoredEpisode], used_ids: Collection[str], *,
     [-1, 1]; then ``w *= exp(rate * A)``. The weights are rescaled to keep
     their sum, and every non-zero weight is kept at or above
     ``min_share * sum``. A weight of 0 stays 0 (a term you switched off is
-    never switched back on). No used id -> weights unchanged.
+    never switched back on). No used id -> weights unchanged. ``results``
+    must come from a recall ranked with these same ``weights`` (call it once
+    per recall), since the normalised values are recovered by dividing.
 
     Raises
     ------
