@@ -10,13 +10,12 @@ from typing import Any
 import pytest
 
 from episeg.errors import ConfigError
-from episeg.evaluation.caching import CachingEmbedder
 from episeg.evaluation.configs import SEGMENTER_NAMES, build_segment_fn
 from episeg.evaluation.datasets import Dialogue, read_jsonl
 from episeg.evaluation.metrics import SegmentationError
 from episeg.evaluation.report import results_from_dict
 from episeg.evaluation.runner import evaluate, main
-from episeg.evaluation.tune import grid_search, parse_grid
+from episeg.evaluation.tune import CachingEmbedder, grid_search, parse_grid
 from episeg.testing import HashingEmbedder
 from episeg.types import Actor, Turn
 

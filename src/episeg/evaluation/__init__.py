@@ -16,7 +16,6 @@ from episeg.evaluation.baselines import (
     no_boundaries,
     texttiling,
 )
-from episeg.evaluation.caching import CachingEmbedder
 from episeg.evaluation.datasets import (
     Dialogue,
     default_data_files,
@@ -38,6 +37,7 @@ from episeg.evaluation.metrics import (
     window_size,
 )
 from episeg.evaluation.runner import EvalResult, evaluate, main
+from episeg.evaluation.tune import CachingEmbedder
 
 __all__ = [
     "PRF",

@@ -44,8 +44,8 @@ from typing import Any
 
 from episeg.errors import BackendUnavailableError, ConfigError
 from episeg.evaluation.baselines import SegmentFn, make_baseline
-from episeg.evaluation.caching import CachingEmbedder
 from episeg.evaluation.datasets import Dialogue, mean_segment_length, tuning_dialogues
+from episeg.evaluation.tune import CachingEmbedder
 from episeg.types import Turn
 from episeg.typing import Embedder
 

@@ -1,4 +1,8 @@
-"""Render evaluation results: a terminal table and a JSON file for machines.
+"""Render evaluation results: a terminal table, a JSON file for machines, a PNG plot.
+
+The plot (:func:`plot_pk_vs_judge_calls`) puts Pk against judge calls per 1,000
+turns, one marker per configuration and a colour per dataset, through
+matplotlib's non-interactive Agg backend (no display needed).
 
 >>> from episeg.evaluation.runner import EvalResult
 >>> r = EvalResult(name="none", dataset="demo", dialogues=2, turns=20, pk=0.5,
@@ -8,6 +12,10 @@
 >>> print(format_table([r]).splitlines()[2])
 demo     none    0.5000  0.5000  0.0000  0.0000       0.0       0.0     20    2  0.01
 >>> results_from_dict(results_to_dict([r]))[0] == r
+True
+>>> import tempfile, pathlib
+>>> png = plot_pk_vs_judge_calls([r], pathlib.Path(tempfile.mkdtemp()) / "p.png")
+>>> png.read_bytes()[:8] == b"\\x89PNG\\r\\n\\x1a\\n"
 True
 """
 
@@ -22,7 +30,13 @@ from typing import Any
 
 from episeg.evaluation.runner import EvalResult
 
-__all__ = ["format_table", "results_from_dict", "results_to_dict", "write_json"]
+__all__ = [
+    "format_table",
+    "plot_pk_vs_judge_calls",
+    "results_from_dict",
+    "results_to_dict",
+    "write_json",
+]
 
 _COLUMNS = (("dataset", "{}"), ("config", "{}"), ("Pk", "{:.4f}"), ("WD", "{:.4f}"),
             ("F1", "{:.4f}"), ("F1±1", "{:.4f}"), ("judge/1k", "{:.1f}"),
@@ -73,4 +87,35 @@ def write_json(results: Sequence[EvalResult], path: str | Path, *,
     path.parent.mkdir(parents=True, exist_ok=True)
     path.write_text(json.dumps(results_to_dict(results, meta), indent=2) + "\n",
                     encoding="utf-8")
+    return path
+
+
+def plot_pk_vs_judge_calls(results: Sequence[EvalResult], path: str | Path, *,
+                           title: str = "Pk vs judge cost (lower-left is better)") -> Path:
+    """Scatter Pk (y) against judge calls per 1,000 turns (x) and save a PNG to ``path``."""
+    import matplotlib
+
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+
+    path = Path(path)
+    path.parent.mkdir(parents=True, exist_ok=True)
+    fig, ax = plt.subplots(figsize=(7.5, 5.0), dpi=110)
+    datasets = sorted({r.dataset for r in results})
+    markers = "osD^vP*X"
+    for i, dataset in enumerate(datasets):
+        rows = [r for r in results if r.dataset == dataset]
+        ax.scatter([r.judge_calls_per_1k_turns for r in rows], [r.pk for r in rows],
+                   label=dataset or "(unnamed)", marker=markers[i % len(markers)], s=40)
+        for r in rows:
+            ax.annotate(r.name, (r.judge_calls_per_1k_turns, r.pk), fontsize=7,
+                        xytext=(4, 3), textcoords="offset points")
+    ax.set_xlabel("judge calls per 1,000 turns")
+    ax.set_ylabel("Pk (lower is better)")
+    ax.set_title(title)
+    ax.grid(True, alpha=0.3)
+    ax.legend(fontsize=8)
+    fig.tight_layout()
+    fig.savefig(path, format="png")
+    plt.close(fig)
     return path

@@ -158,7 +158,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     if args.json:
         write_json(results, args.json, meta=meta)
     if args.plot:
-        from episeg.evaluation.plot import plot_pk_vs_judge_calls
+        from episeg.evaluation.report import plot_pk_vs_judge_calls
 
         plot_pk_vs_judge_calls(results, args.plot)
     return 0

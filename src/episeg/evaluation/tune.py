@@ -5,6 +5,11 @@ Embeddings are computed once per dataset: segmenter configurations share one
 batches, so each grid point only re-runs the signals and the combiner. Ties
 in Pk go to WindowDiff, then to the earlier grid point.
 
+:class:`CachingEmbedder` wraps any :class:`~episeg.typing.Embedder` and keeps
+each distinct text's vector in memory (``inner_texts`` counts texts the
+wrapped embedder really saw, ``requested_texts`` what callers asked for);
+``prefetch`` embeds a whole split in one batched call.
+
 Run: ``python -m episeg.evaluation.tune --data PATH.jsonl --config semantic
 --grid semantic_threshold=0.6,0.7,0.8 --grid semantic_decay=0.4,0.6``
 (``--data`` names the file whose *tuning* split is searched: ``tiage_train`` for
@@ -19,6 +24,12 @@ TIAGE, the hash-tune half otherwise, see :mod:`episeg.evaluation.datasets`).
 ...                    {"every": [2, 3, 4]}, name="even")
 >>> best.best, best.best_result.pk
 ({'every': 3}, 0.0)
+>>> from episeg.testing import HashingEmbedder
+>>> inner = HashingEmbedder(dim=16)
+>>> emb = CachingEmbedder(inner)
+>>> emb.prefetch(["a b", "c d"])
+>>> emb.embed(["a b", "c d", "a b"]).shape, inner.texts_embedded, emb.requested_texts
+((3, 16), 2, 3)
 """
 
 from __future__ import annotations
@@ -27,19 +38,28 @@ import argparse
 import itertools
 import json
 import logging
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+import numpy as np
+
 from episeg.errors import ConfigError
 from episeg.evaluation.baselines import SegmentFn
-from episeg.evaluation.caching import CachingEmbedder
 from episeg.evaluation.datasets import Dialogue, mean_segment_length, tuning_dialogues
 from episeg.evaluation.runner import EvalResult, evaluate
 from episeg.typing import Embedder
 
-__all__ = ["DEFAULT_GRIDS", "TuneResult", "grid_search", "main", "parse_grid", "tune_window"]
+__all__ = [
+    "DEFAULT_GRIDS",
+    "CachingEmbedder",
+    "TuneResult",
+    "grid_search",
+    "main",
+    "parse_grid",
+    "tune_window",
+]
 
 log = logging.getLogger(__name__)
 
@@ -51,6 +71,47 @@ DEFAULT_GRIDS: dict[str, dict[str, list[Any]]] = {
     "texttiling": {"block": [1, 2, 3, 4, 5, 6]},
     "texttiling-emb": {"block": [1, 2, 3, 4, 5, 6]},
 }
+
+
+class CachingEmbedder:
+    """Memoise ``inner.embed`` by exact text (unbounded: meant for evaluation runs)."""
+
+    def __init__(self, inner: Embedder) -> None:
+        self._inner = inner
+        self._cache: dict[str, np.ndarray] = {}
+        self.inner_texts = 0
+        self.requested_texts = 0
+
+    @property
+    def name(self) -> str:
+        return f"cached:{self._inner.name}"
+
+    @property
+    def dim(self) -> int:
+        return self._inner.dim
+
+    def __len__(self) -> int:
+        return len(self._cache)
+
+    def prefetch(self, texts: Iterable[str]) -> None:
+        """Embed every not-yet-cached text in one call to the wrapped embedder."""
+        missing = list(dict.fromkeys(t for t in texts if t not in self._cache))
+        if not missing:
+            return
+        vectors = np.asarray(self._inner.embed(missing), dtype=np.float32)
+        self.inner_texts += len(missing)
+        for text, vector in zip(missing, vectors, strict=True):
+            self._cache[text] = vector
+
+    def embed(self, texts: Sequence[str]) -> np.ndarray:
+        """Vectors for ``texts`` (cached ones are reused, the rest embedded in one batch)."""
+        if isinstance(texts, str):
+            raise TypeError("embed takes a sequence of strings, not one string")
+        self.requested_texts += len(texts)
+        if not texts:
+            return np.zeros((0, self.dim), dtype=np.float32)
+        self.prefetch(texts)
+        return np.stack([self._cache[t] for t in texts])
 
 
 @dataclass(frozen=True, slots=True)
