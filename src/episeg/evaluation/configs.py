@@ -145,6 +145,6 @@ def build_segment_fn(name: str, *, data_path: str | Path | None = None,
     if name == "window" and "window_max_turns" not in config:
         from episeg.evaluation.tune import tune_window
 
-        config["window_max_turns"] = tune_window(tuned(), embedder=emb)
+        config["window_max_turns"] = tune_window(tuned())
     return segmenter_fn(_SIGNALS[name], config, embedder=emb,
                         with_judge="prediction" in _SIGNALS[name])

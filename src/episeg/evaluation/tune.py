@@ -147,12 +147,18 @@ def grid_search(dialogues: Sequence[Dialogue],
     return TuneResult(name=name, best=best_params, best_result=best, trials=trials)
 
 
-def tune_window(tuning: Sequence[Dialogue], *, embedder: Embedder) -> int:
+def tune_window(tuning: Sequence[Dialogue], *, embedder: Embedder | None = None) -> int:
     """``window_max_turns`` with the lowest Pk for the window-only segmenter on ``tuning``.
 
-    Candidates run from 1 to twice the mean gold segment length.
+    Candidates run from 1 to twice the mean gold segment length. The window
+    signal never reads embeddings, so the default embedder here is the free
+    :class:`~episeg.testing.HashingEmbedder` (same boundaries, no model cost).
     """
     from episeg.evaluation.configs import segmenter_fn
+    from episeg.testing import HashingEmbedder
+
+    if embedder is None:
+        embedder = HashingEmbedder()
 
     top = max(2, round(2 * mean_segment_length(tuning)))
     result = grid_search(
