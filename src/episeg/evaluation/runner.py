@@ -135,7 +135,8 @@ def main(argv: Sequence[str] | None = None) -> int:
     from episeg.evaluation.report import format_table, write_json
 
     args = _parser().parse_args(argv)
-    logging.basicConfig(level=logging.INFO, format="%(message)s")
+    logging.basicConfig(level=logging.WARNING, format="%(message)s")
+    logging.getLogger("episeg.evaluation").setLevel(logging.INFO)
     files: list[Path] = args.data or default_data_files(args.data_root)
     names = [c.strip() for c in args.configs.split(",") if c.strip()]
     part: Part = args.part

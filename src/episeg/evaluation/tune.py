@@ -204,7 +204,8 @@ def main(argv: Sequence[str] | None = None) -> int:
     p.add_argument("--limit", type=int, default=None)
     p.add_argument("--json", type=Path, default=None)
     args = p.parse_args(argv)
-    logging.basicConfig(level=logging.INFO, format="%(message)s")
+    logging.basicConfig(level=logging.WARNING, format="%(message)s")
+    logging.getLogger("episeg.evaluation").setLevel(logging.INFO)
     grid = parse_grid(args.grid) if args.grid else DEFAULT_GRIDS.get(args.config)
     if not grid:
         raise ConfigError(f"no default grid for {args.config!r}; pass --grid name=v1,v2")
