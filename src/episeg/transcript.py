@@ -51,6 +51,8 @@ def iter_turns(lines: Iterable[str | bytes], *, user: str | None = None,
         except json.JSONDecodeError as exc:
             raise TurnValidationError(f"invalid JSON: {exc.msg} at column {exc.colno}",
                                       line=number) from None
+        except RecursionError:
+            raise TurnValidationError("invalid JSON: nested too deeply", line=number) from None
         if not isinstance(data, dict):
             raise TurnValidationError(f"expected a JSON object, got {type(data).__name__}",
                                       line=number)

@@ -134,9 +134,13 @@ class Turn:
             raise TurnValidationError(f"text must be a string, got {type(self.text).__name__}")
         if isinstance(self.ts, bool) or not isinstance(self.ts, int | float):
             raise TurnValidationError(f"ts must be a number, got {type(self.ts).__name__}")
-        if not math.isfinite(self.ts):
+        try:
+            ts = float(self.ts)
+        except OverflowError:
+            raise TurnValidationError("ts is too large to be a time in seconds") from None
+        if not math.isfinite(ts):
             raise TurnValidationError(f"ts must be finite, got {self.ts!r}")
-        object.__setattr__(self, "ts", float(self.ts))
+        object.__setattr__(self, "ts", ts)
         for name in ("user", "session"):
             value = getattr(self, name)
             if not isinstance(value, str) or not value.strip():

@@ -15,7 +15,7 @@ from episeg.errors import TurnValidationError
 from episeg.memory import Memory
 from episeg.testing import HashingEmbedder
 from episeg.transcript import iter_turns
-from episeg.types import Turn
+from episeg.types import Actor, Turn
 
 from .memstore import MemBackend
 
@@ -37,7 +37,7 @@ lines = st.one_of(
     json_values.map(lambda v: json.dumps(v)),
     near_turns.map(lambda d: json.dumps(d)),
     near_turns.map(lambda d: json.dumps(d).encode("utf-8") + b"\xff\xfe"),
-    st.integers(1, 500).map(lambda n: "[" * n + "]" * n),  # deeper: see the xfail below
+    st.integers(1, 500).map(lambda n: "[" * n + "]" * n),  # deeper: a dedicated test below
     st.integers(1, 2_000_000).map(
         lambda n: json.dumps({"actor": "user", "text": "x" * n, "ts": 1})),
     st.text(alphabet=st.characters(max_codepoint=0x1F), max_size=40),
@@ -73,12 +73,15 @@ class TestReaderFuzz:
         except TurnValidationError:
             return
 
-    @pytest.mark.xfail(strict=True, raises=RecursionError,
-                       reason="found by this fuzz: iter_turns lets json's RecursionError out on "
-                              "deeply nested JSON (transcript.py should map it to "
-                              "TurnValidationError); strict, so the fix makes this fail")
     def test_deeply_nested_json_line(self) -> None:
-        _consume(["[" * 100_000 + "]" * 100_000])
+        # found by this fuzz: json's RecursionError used to escape iter_turns
+        with pytest.raises(TurnValidationError, match="line 1: invalid JSON: nested too deeply"):
+            list(iter_turns(["[" * 100_000 + "]" * 100_000]))
+
+    def test_huge_integer_ts(self) -> None:
+        # found while fuzzing: a 400-digit ts used to raise OverflowError from Turn
+        with pytest.raises(TurnValidationError, match="line 1: ts is too large"):
+            list(iter_turns(['{"actor": "user", "text": "x", "ts": ' + "9" * 400 + "}"]))
 
     def test_report_count(self) -> None:
         print("inputs tried:", TRIED)
@@ -98,7 +101,7 @@ class TestPromptInjection:
         mem = Memory(path=tmp_path, embedder=HashingEmbedder(), judge=None, scorer=None,
                      backend=backend)  # type: ignore[arg-type]
         for n, text in enumerate(INJECTIONS):
-            mem.observe(Turn(actor="user", text=text, ts=float(n), user="alice", session="s",
+            mem.observe(Turn(actor=Actor.USER, text=text, ts=float(n), user="alice", session="s",
                              id=f"i{n}"))
         mem.flush()
         stored = [t for e in backend.rows.values() for t in e.turns]
