@@ -12,7 +12,7 @@ from pathlib import Path
 
 from episeg.errors import StoreUnavailableError
 from episeg.store import ChromaBackend
-from episeg.types import Episode, Turn
+from episeg.types import Actor, Episode, Turn, TurnType
 
 CHROMA_BIN = Path(sys.executable).parent / "chroma"
 _TOPICS = [
@@ -44,7 +44,8 @@ def make_transcript(n: int, *, seed: int = 0, users: int = 3, sessions: int = 2)
             text += " <episode_boundary>"
         if actor == "tool" and rng.random() < 0.1:
             kind = "tool-error"
-        turns.append(Turn(actor=actor, text=text, ts=float(i), type=kind, user=key[0],
+        turns.append(Turn(actor=Actor(actor), text=text, ts=float(i),
+                          type=TurnType(kind) if kind else None, user=key[0],
                           session=key[1], id=f"{key[1]}-{count[key]}"))
         count[key] += 1
     return turns

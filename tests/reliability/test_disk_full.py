@@ -18,7 +18,7 @@ import pytest
 from episeg.errors import JournalError
 from episeg.memory import Memory
 from episeg.testing import HashingEmbedder
-from episeg.types import Turn
+from episeg.types import Actor, Turn
 
 from .helpers import make_transcript
 from .memstore import MemBackend
@@ -41,7 +41,7 @@ def tiny_disk(tmp_path: Path) -> Iterator[Path]:
 
 
 def big_turns(n: int) -> list[Turn]:
-    return [Turn(actor="user" if i % 2 == 0 else "assistant", ts=float(i), user="alice",
+    return [Turn(actor=Actor.USER if i % 2 == 0 else Actor.ASSISTANT, ts=float(i), user="alice",
                  session="s", id=f"t{i}", text=f"deploy prod step {i} " + "x" * 3000)
             for i in range(n)]
 

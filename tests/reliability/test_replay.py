@@ -14,7 +14,7 @@ from hypothesis import strategies as st
 from episeg.errors import TurnValidationError
 from episeg.memory import Memory
 from episeg.testing import HashingEmbedder, ScriptedJudge
-from episeg.types import Episode, Turn
+from episeg.types import Actor, Episode, Turn, TurnType
 
 from .memstore import MemBackend
 
@@ -37,9 +37,9 @@ def build(specs: list[tuple[int, int, int, int, str, str | None]]) -> list[Turn]
         role = ("user", "assistant", "tool")[actor]
         text = f"{_WORDS[w1]} {_WORDS[w2]} {_WORDS[(w1 + w2) % 12]}" + (
             marker if role == "assistant" else "")
-        turns.append(Turn(actor=role, text=text, ts=float(n), user=f"u{stream % 2}",
+        turns.append(Turn(actor=Actor(role), text=text, ts=float(n), user=f"u{stream % 2}",
                           session=f"s{stream}", id=f"s{stream}-{seq[stream]}",
-                          type=kind if role != "assistant" else None))
+                          type=TurnType(kind) if kind and role != "assistant" else None))
         seq[stream] += 1
     return turns
 
@@ -145,9 +145,9 @@ class TestJournalUnits:
     def test_refused_turn_leaves_no_trace(self, tmp_path: Path) -> None:
         backend = MemBackend()
         mem = memory(str(tmp_path), backend)
-        mem.observe(Turn(actor="user", text="deploy", ts=5.0, id="a"))
+        mem.observe(Turn(actor=Actor.USER, text="deploy", ts=5.0, id="a"))
         with pytest.raises(TurnValidationError):
-            mem.observe(Turn(actor="user", text="earlier", ts=1.0, id="b"))
+            mem.observe(Turn(actor=Actor.USER, text="earlier", ts=1.0, id="b"))
         assert mem.journal.counts()["open_turns"] == 1
         mem.close()
         assert memory(str(tmp_path), backend).recovery.turns_replayed == 1
