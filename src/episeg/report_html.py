@@ -72,6 +72,10 @@ def _esc(value: object) -> str:
     return html.escape(str(value), quote=True)
 
 
+def _n(count: int, noun: str) -> str:
+    return f"{count} {noun}{'' if count == 1 else 's'}"
+
+
 def colour(index: int) -> str:
     """A distinct colour per episode (golden-angle hue steps)."""
     return f"hsl({(210 + index * 137) % 360}, 70%, 55%)"
@@ -165,14 +169,16 @@ def render_page(timelines: Sequence[SessionTimeline], *, title: str) -> str:
         key = f"s{number}"
         body.append(f'<section class="session" data-user="{_esc(tl.user)}" '
                     f'data-session="{_esc(tl.session)}"><h2>user {_esc(tl.user)} · session '
-                    f'{_esc(tl.session)} · {len(tl.rows)} turns · {len(tl.bands)} episodes</h2>'
+                    f'{_esc(tl.session)} · {_n(len(tl.rows), "turn")} · '
+                    f'{_n(len(tl.bands), "episode")}</h2>'
                     f'{_chart(tl, key)}'
                     + "".join(_episode(b, tl.rows, key) for b in tl.bands) + "</section>")
     return (f'<!DOCTYPE html><html lang="en"><head><meta charset="utf-8">'
             f'<meta http-equiv="Content-Security-Policy" content="default-src \'none\'; '
             f'style-src \'unsafe-inline\'; script-src \'sha256-{_JS_HASH}\'; img-src data:">'
             f'<title>{_esc(title)}</title><style>{_CSS}</style></head><body>'
-            f'<h1>{_esc(title)}</h1><p class="meta">{total_turns} turns · {total_eps} episodes '
+            f'<h1>{_esc(title)}</h1><p class="meta">{_n(total_turns, "turn")} · '
+            f'{_n(total_eps, "episode")} '
             f'in {len(timelines)} session(s). Bands: one colour per episode (inset: '
             f'sub-episode). Red lines: boundaries. Curve: semantic distance of each turn to '
             f'its episode; dashed: threshold.</p>{"".join(body)}'
