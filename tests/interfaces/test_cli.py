@@ -150,6 +150,15 @@ class TestCliErrors:
         assert main([*argv, "--path", str(tmp_path)]) == EXIT_BAD_INPUT
         assert capsys.readouterr().err.startswith("episeg: error:")
 
+    def test_serve_needs_a_keys_file(self, tmp_path: Path, capsys: pytest.CaptureFixture[str],
+                                     monkeypatch: pytest.MonkeyPatch) -> None:
+        monkeypatch.delenv("EPISEG_KEYS_FILE", raising=False)
+        assert main(["serve", "--path", str(tmp_path)]) == EXIT_BAD_INPUT
+        assert "keys" in capsys.readouterr().err
+        monkeypatch.setenv("EPISEG_KEYS_FILE", str(tmp_path / "missing.json"))
+        assert main(["serve", "--path", str(tmp_path)]) == EXIT_BAD_INPUT
+        assert "missing.json" in capsys.readouterr().err
+
     def test_unreachable_chroma_is_exit_3(self, capsys: pytest.CaptureFixture[str]) -> None:
         url = f"http://127.0.0.1:{free_port()}"
         assert main(["episodes", "--user", "alice", "--chroma-url", url]) == EXIT_STORE_DOWN
