@@ -110,6 +110,8 @@ def plot_pk_vs_judge_calls(results: Sequence[EvalResult], path: str | Path, *,
         for r in rows:
             ax.annotate(r.name, (r.judge_calls_per_1k_turns, r.pk), fontsize=7,
                         xytext=(4, 3), textcoords="offset points")
+    top = max([1.0, *(r.judge_calls_per_1k_turns for r in results)])
+    ax.set_xlim(-0.05 * top, 1.2 * top)
     ax.set_xlabel("judge calls per 1,000 turns")
     ax.set_ylabel("Pk (lower is better)")
     ax.set_title(title)
