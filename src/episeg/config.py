@@ -108,6 +108,10 @@ class EpisegConfig:
         Anchor set for the salience scorers: general, coding, sre.
     recall_weights : tuple[float, float, float], default (1.0, 1.0, 1.0)
         Weights of (recency, importance, similarity) in the rerank.
+    recall_min_span : tuple[float, float, float], default (0.1, 0.3, 0.2)
+        Smallest raw range each rerank term (recency, importance, similarity)
+        is min-max stretched over, so near-equal values stay near-equal: 0.1
+        of recency is about 21 hours, 0.3 of importance about 3 salience points.
     recency_base : float, default 0.995
         Recency = recency_base ** hours since last access (Generative Agents).
     recall_candidates : int, default 50
@@ -142,6 +146,7 @@ class EpisegConfig:
     embed_batch_size: int = 32
     salience_domain: str = "general"
     recall_weights: tuple[float, float, float] = (1.0, 1.0, 1.0)
+    recall_min_span: tuple[float, float, float] = (0.1, 0.3, 0.2)
     recency_base: float = 0.995
     recall_candidates: int = 50
     strength_initial_days: float = 1.0
@@ -177,6 +182,10 @@ class EpisegConfig:
             raise ConfigError(f"window_hard_factor must be >= 1, got {self.window_hard_factor}")
         if self.ambiguity_floor > self.boundary_evidence:
             raise ConfigError("ambiguity_floor must not exceed boundary_evidence")
+        object.__setattr__(self, "recall_min_span", tuple(float(w) for w in self.recall_min_span))
+        if len(self.recall_min_span) != 3 or any(w < 0 for w in self.recall_min_span):
+            raise ConfigError(
+                f"recall_min_span must be 3 non-negative numbers, got {self.recall_min_span}")
         if len(self.recall_weights) != 3 or any(w < 0 for w in self.recall_weights):
             raise ConfigError(
                 f"recall_weights must be 3 non-negative numbers, got {self.recall_weights}"

@@ -15,6 +15,11 @@ is min-max normalised over the candidates to [0, 1]:
   ``importance_imputed=True``; nothing silently becomes 5;
 * ``similarity`` is the cosine similarity returned by the store.
 
+Recall passes ``config.recall_min_span``: a term whose raw values differ by
+less than its span is *not* stretched to the whole [0, 1] range (plain
+min-max would turn "recalled a second ago" versus "closed a minute ago" into
+recency 1 versus 0 and let it outvote a clear similarity winner).
+
 When every candidate has the same value of a term (including a single
 candidate), that term contributes 0 to every score: there is nothing to
 rank on, and no division by zero. Ties in ``score`` are broken by raw
@@ -67,11 +72,12 @@ Clock = Callable[[], float]
 Weights = tuple[float, float, float]
 
 
-def _minmax(values: Sequence[float]) -> list[float]:
+def _minmax(values: Sequence[float], min_span: float = 0.0) -> list[float]:
     lo, hi = min(values), max(values)
     if hi - lo <= 1e-12:
         return [0.0] * len(values)
-    return [(v - lo) / (hi - lo) for v in values]
+    span = max(hi - lo, min_span)
+    return [(v - lo) / span for v in values]
 
 
 def _importance(episode: Episode) -> float | None:
@@ -80,8 +86,13 @@ def _importance(episode: Episode) -> float | None:
 
 
 def rerank(candidates: Sequence[tuple[Episode, float]], *, weights: Weights,
-           recency_base: float, now: float) -> list[ScoredEpisode]:
-    """Score and sort ``(episode, cosine similarity)`` candidates (module rules)."""
+           recency_base: float, now: float,
+           min_span: Weights = (0.0, 0.0, 0.0)) -> list[ScoredEpisode]:
+    """Score and sort ``(episode, cosine similarity)`` candidates (module rules).
+
+    ``min_span`` (recency, importance, similarity) is the smallest raw range
+    a term is stretched over; the default ``(0, 0, 0)`` is plain min-max.
+    """
     if not candidates:
         return []
     recency = []
@@ -97,8 +108,9 @@ def rerank(candidates: Sequence[tuple[Episode, float]], *, weights: Weights,
     out = [
         ScoredEpisode(episode=ep, score=a * r + b * i + c * s, recency=a * r, importance=b * i,
                       similarity=c * s, raw_similarity=raw, importance_imputed=imp is None)
-        for (ep, raw), r, i, s, imp in zip(candidates, _minmax(recency), _minmax(importance),
-                                           _minmax(sims), raw_imp, strict=True)
+        for (ep, raw), r, i, s, imp in zip(candidates, _minmax(recency, min_span[0]),
+                                           _minmax(importance, min_span[1]),
+                                           _minmax(sims, min_span[2]), raw_imp, strict=True)
     ]
     out.sort(key=lambda se: (-se.score, -se.raw_similarity, se.episode.id))
     return out
@@ -207,7 +219,8 @@ class Recaller:
         candidates = self._store.query(vector, max(k, self._config.recall_candidates))
         now = float(self._clock())
         ranked = rerank(candidates, weights=self._weights,
-                        recency_base=self._config.recency_base, now=now)[:k]
+                        recency_base=self._config.recency_base, now=now,
+                        min_span=self._config.recall_min_span)[:k]
         if not self._reinforce or not ranked:
             return ranked
         updated = [reinforce(se.episode, config=self._config, now=now) for se in ranked]

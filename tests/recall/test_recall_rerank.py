@@ -165,3 +165,26 @@ class TestFeedback:
         assert again.weights == pytest.approx(w)
         with pytest.raises(TenantError):
             Recaller(backend.store_for("bob"), HashingEmbedder(dim=2), weights_path=path)
+
+
+class TestMinimumSpan:
+    """Near-equal raw values must not be stretched into a full 0-to-1 gap."""
+
+    def test_seconds_of_recency_do_not_outvote_a_clear_similarity_winner(self):
+        just_recalled = dataclasses.replace(ep("old", closed_at=0.0), last_accessed=1000.0)
+        fresh = ep("new", closed_at=940.0)
+        cands = [(just_recalled, 0.10), (fresh, 0.60)]
+        plain = rerank(cands, weights=(1.0, 1.0, 1.0), recency_base=0.995, now=1000.0)
+        spanned = rerank(cands, weights=(1.0, 1.0, 1.0), recency_base=0.995, now=1000.0,
+                         min_span=(0.1, 0.3, 0.2))
+        plain_old = next(se for se in plain if se.episode.id == "old")
+        assert plain_old.recency == pytest.approx(1.0)  # 60 s of age became the whole range
+        assert spanned[0].episode.id == "new"
+        by_id = {se.episode.id: se for se in spanned}
+        assert by_id["old"].recency < 0.01 and by_id["new"].similarity == pytest.approx(1.0)
+
+    def test_wide_ranges_are_plain_min_max(self):
+        cands = [(ep("a"), 0.9), (ep("b"), 0.1)]
+        spanned = rerank(cands, weights=(0.0, 0.0, 1.0), recency_base=0.995, now=0.0,
+                         min_span=(0.1, 0.3, 0.2))
+        assert [se.similarity for se in spanned] == pytest.approx([1.0, 0.0])
