@@ -1,5 +1,30 @@
 """Benchmarks: segmentation speed against raw embedding throughput, recall latency.
 
-Run them as modules (``python -m episeg.benchmarks.segment_bench``,
-``python -m episeg.benchmarks.recall_bench``) or through ``episeg bench``.
+``episeg bench segment ...`` runs :mod:`episeg.benchmarks.segment_bench` and
+``episeg bench recall ...`` runs :mod:`episeg.benchmarks.recall_bench`; the
+remaining arguments go to that module's ``main``.
+
+>>> main(["nonsense"])
+usage: episeg bench {segment,recall} [options]  (see --help of each)
+2
 """
+
+from __future__ import annotations
+
+import importlib
+from collections.abc import Sequence
+
+__all__ = ["main"]
+
+_BENCHES = {"segment": "episeg.benchmarks.segment_bench",
+            "recall": "episeg.benchmarks.recall_bench"}
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    """Dispatch ``segment`` / ``recall`` to the benchmark modules."""
+    args = list(argv or [])
+    if not args or args[0] not in _BENCHES:
+        print("usage: episeg bench {segment,recall} [options]  (see --help of each)")
+        return 2
+    module = importlib.import_module(_BENCHES[args[0]])
+    return int(module.main(args[1:]))
