@@ -35,11 +35,11 @@ from collections.abc import Callable, Collection, Iterable, Sequence
 from pathlib import Path
 
 from episeg.config import EpisegConfig
-from episeg.errors import EpisegError, JournalError, StoreError
+from episeg.errors import EpisegError, JournalError
 from episeg.forgetting import MaintenanceReport, maintain
-from episeg.journal import Journal, JournaledSession
+from episeg.journal import Journal
 from episeg.recall import Recaller
-from episeg.recovery import JudgeTap, RecoveryReport
+from episeg.recovery import JudgeTap, PendingWriter, RecoveryReport, replay
 from episeg.segmenter import Segmenter
 from episeg.store import ChromaBackend
 from episeg.store.tenants import collection_name, validate_tenant
@@ -124,9 +124,7 @@ class Memory:
         self._stores: dict[str, EpisodeStore] = {}
         self._recallers: dict[str, Recaller] = {}
         self.journal = Journal(self.path / "journal.sqlite3" if journal else ":memory:")
-        self.retry_interval = retry_interval
-        self._retry_at = 0.0
-        self._has_pending = False
+        self._writer = PendingWriter(self.journal, self.store, retry_interval=retry_interval)
         self._broken: JournalError | None = None
         self.recovery = self._recover()
 
@@ -147,7 +145,7 @@ class Memory:
         with self._lock:
             self._check_usable()
             validate_tenant(turn.user)
-            self._retry_if_due()
+            self._writer.retry_if_due()
             key = (turn.user, turn.session)
             try:
                 closed = self.segmenter.observe(turn)
@@ -171,7 +169,7 @@ class Memory:
             finally:
                 if self._tap:
                     self._tap.clear()
-            return self._write(scored)
+            return self._writer.write(scored)
 
     def ingest(self, turns: Iterable[Turn]) -> list[Episode]:
         """Observe many turns in order (streaming); does not flush."""
@@ -191,7 +189,7 @@ class Memory:
             except JournalError:
                 self._rebuild(keys)
                 raise
-            return self._write(closed)
+            return self._writer.write(closed)
 
     def store_episodes(self, episodes: Sequence[Episode]) -> list[Episode]:
         """Score (if unscored) and store already-closed episodes, e.g. from batch."""
@@ -200,7 +198,7 @@ class Memory:
                 validate_tenant(episode.user)
             scored = [self._scored(e) for e in episodes]
             self.journal.close_episodes(scored, journaled=False)
-            return self._write(scored)
+            return self._writer.write(scored)
 
     def pending_writes(self) -> list[Episode]:
         """Closed episodes waiting for the store (non-empty means degraded)."""
@@ -210,8 +208,7 @@ class Memory:
     def retry_pending(self) -> list[Episode]:
         """Try the pending writes now; return those that reached the store."""
         with self._lock:
-            self._retry_at = 0.0
-            return self._drain()
+            return self._writer.drain()
 
     def close(self) -> None:
         """Close the journal (everything accepted is already durable)."""
@@ -263,64 +260,10 @@ class Memory:
             return episode
         return dataclasses.replace(episode, salience=self._score(episode))
 
-    def _write(self, episodes: Sequence[Episode]) -> list[Episode]:
-        """Store journaled episodes; failures stay in the outbox for a retry."""
-        if self._has_pending and time.monotonic() < self._retry_at:
-            for episode in episodes:
-                log.warning("episode %s kept in the outbox: the store is marked down "
-                            "(next retry in %.1fs)", episode.id,
-                            self._retry_at - time.monotonic())
-            return []
-        stored = []
-        for episode in episodes:
-            if not self._store_one(episode):
-                break
-            stored.append(episode)
-        return stored
-
-    def _store_one(self, episode: Episode) -> bool:
-        try:
-            self.store(episode.user).add([episode])
-        except StoreError as exc:
-            self._has_pending, self._retry_at = True, time.monotonic() + self.retry_interval
-            log.warning("episode %s kept in the outbox, store write failed: %s", episode.id, exc)
-            return False
-        try:
-            self.journal.confirm(episode.id)
-        except JournalError as exc:  # stored twice later is harmless: the write is an upsert
-            log.warning("episode %s stored but not confirmed in the journal (%s); it will be "
-                        "written again", episode.id, exc)
-        return True
-
-    def _drain(self) -> list[Episode]:
-        pending = self.journal.pending()
-        stored: list[Episode] = []
-        for episode in pending:
-            if not self._store_one(episode):
-                return stored
-            stored.append(episode)
-        self._has_pending = False
-        return stored
-
-    def _retry_if_due(self) -> None:
-        if self._has_pending and time.monotonic() >= self._retry_at:
-            self._drain()
-
     def _check_usable(self) -> None:
         if self._broken is not None:
             raise JournalError(f"this Memory lost its journal state ({self._broken}); "
                                "open a new Memory on the same path to recover")
-
-    def _resume(self, journaled: JournaledSession) -> list[Episode]:
-        turns = [(t, v) for t, v, _ in journaled.turns]
-        answers = {t.id or "": j for t, _, j in journaled.turns if j is not None}
-        seen, last_ts = journaled.seen, journaled.last_ts
-        if self._tap is None:
-            return self.segmenter.resume(journaled.checkpoint, turns, seen_ids=seen,
-                                         last_ts=last_ts)
-        with self._tap.replaying(answers):
-            return self.segmenter.resume(journaled.checkpoint, turns, seen_ids=seen,
-                                         last_ts=last_ts)
 
     def _rebuild(self, keys: Iterable[tuple[str, str]]) -> None:
         """Reset sessions to what the journal holds (after a failed observe/flush)."""
@@ -328,7 +271,7 @@ class Memory:
             for key in keys:
                 self.segmenter.forget(*key)
                 for journaled in self.journal.sessions(only=key):
-                    self._resume(journaled)
+                    replay(self.segmenter, self._tap, journaled)
         except JournalError as exc:
             self._broken = exc
             log.error("cannot rebuild sessions %s from the journal: %s", keys, exc)
@@ -338,7 +281,7 @@ class Memory:
         sessions = self.journal.sessions()
         replay_closed = 0
         for journaled in sessions:
-            closed = [self._scored(e) for e in self._resume(journaled)]
+            closed = [self._scored(e) for e in replay(self.segmenter, self._tap, journaled)]
             if closed:  # only if a component is not deterministic: keep, never drop
                 replay_closed += len(closed)
                 log.warning("replaying session %s/%s closed %d episode(s) the live run had "
@@ -346,8 +289,7 @@ class Memory:
                 self.journal.close_episodes(closed, [self.segmenter.checkpoint(
                     journaled.user, journaled.session)])
         pending = self.journal.pending()
-        self._has_pending = bool(pending)
-        stored = self._drain() if pending else []
+        stored = self._writer.drain() if pending else []
         report = RecoveryReport(
             sessions=len(sessions), turns_replayed=sum(len(s.turns) for s in sessions),
             replay_closed=replay_closed, pending_found=len(pending), pending_stored=len(stored),

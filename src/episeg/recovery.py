@@ -29,16 +29,21 @@ from __future__ import annotations
 
 import json
 import logging
-from collections.abc import Iterator, Mapping, Sequence
-from contextlib import contextmanager
+import time
+from collections.abc import Callable, Iterator, Mapping, Sequence
+from contextlib import contextmanager, nullcontext
 from dataclasses import asdict, dataclass
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
-from episeg.errors import BackendUnavailableError, JournalError, JudgeError
-from episeg.types import Decision, Turn, Verdict
-from episeg.typing import Judge, JudgeAnswer
+from episeg.errors import BackendUnavailableError, JournalError, JudgeError, StoreError
+from episeg.types import Decision, Episode, Turn, Verdict
+from episeg.typing import EpisodeStore, Judge, JudgeAnswer
 
-__all__ = ["JudgeTap", "RecoveryReport", "SessionCheckpoint"]
+if TYPE_CHECKING:  # both import this module
+    from episeg.journal import Journal, JournaledSession
+    from episeg.segmenter import Segmenter
+
+__all__ = ["JudgeTap", "PendingWriter", "RecoveryReport", "SessionCheckpoint", "replay"]
 
 log = logging.getLogger(__name__)
 
@@ -165,3 +170,76 @@ class RecoveryReport:
     pending_found: int = 0
     pending_stored: int = 0
     seconds: float = 0.0
+
+
+def replay(segmenter: Segmenter, tap: JudgeTap | None,
+           journaled: JournaledSession) -> list[Episode]:
+    """Rebuild one journaled session in ``segmenter``; the judge answers from the records."""
+    turns = [(t, v) for t, v, _ in journaled.turns]
+    answers = {t.id or "": j for t, _, j in journaled.turns if j is not None}
+    with tap.replaying(answers) if tap is not None else nullcontext():
+        return segmenter.resume(journaled.checkpoint, turns, seen_ids=journaled.seen,
+                                last_ts=journaled.last_ts)
+
+
+class PendingWriter:
+    """Writes journaled episodes to their stores; a failed write waits in the outbox.
+
+    Parameters
+    ----------
+    journal
+        Where the episodes wait (:meth:`Journal.pending`) and are confirmed.
+    store_for
+        The tenant-bound store of a user.
+    retry_interval
+        After a failure, seconds during which new writes are not tried (they
+        queue in the outbox) and :meth:`retry_if_due` does nothing.
+    """
+
+    def __init__(self, journal: Journal, store_for: Callable[[str], EpisodeStore], *,
+                 retry_interval: float) -> None:
+        self.journal, self.store_for, self.retry_interval = journal, store_for, retry_interval
+        self.has_pending = False
+        self._retry_at = 0.0
+
+    def write(self, episodes: Sequence[Episode]) -> list[Episode]:
+        """Store ``episodes`` (already in the outbox); return those stored."""
+        if self.has_pending and time.monotonic() < self._retry_at:
+            for episode in episodes:
+                log.warning("episode %s kept in the outbox: the store is marked down "
+                            "(next retry in %.1fs)", episode.id, self._retry_at - time.monotonic())
+            return []
+        stored = []
+        for episode in episodes:
+            if not self._store_one(episode):
+                break
+            stored.append(episode)
+        return stored
+
+    def drain(self) -> list[Episode]:
+        """Try every pending write now, oldest first; stop at the first failure."""
+        stored: list[Episode] = []
+        for episode in self.journal.pending():
+            if not self._store_one(episode):
+                return stored
+            stored.append(episode)
+        self.has_pending = False
+        return stored
+
+    def retry_if_due(self) -> None:
+        if self.has_pending and time.monotonic() >= self._retry_at:
+            self.drain()
+
+    def _store_one(self, episode: Episode) -> bool:
+        try:
+            self.store_for(episode.user).add([episode])
+        except StoreError as exc:
+            self.has_pending, self._retry_at = True, time.monotonic() + self.retry_interval
+            log.warning("episode %s kept in the outbox, store write failed: %s", episode.id, exc)
+            return False
+        try:
+            self.journal.confirm(episode.id)
+        except JournalError as exc:  # stored twice later is harmless: the write is an upsert
+            log.warning("episode %s stored but not confirmed in the journal (%s); it will be "
+                        "written again", episode.id, exc)
+        return True

@@ -56,7 +56,7 @@ def _consume(batch: list[Any]) -> int:
 
 
 class TestReaderFuzz:
-    @settings(max_examples=3000, deadline=None,
+    @settings(max_examples=2000, deadline=None,
               suppress_health_check=[HealthCheck.too_slow, HealthCheck.data_too_large])
     @given(batch=st.lists(lines, min_size=1, max_size=4))
     def test_only_turns_or_turn_validation_errors(self, batch: list[Any]) -> None:
