@@ -5,8 +5,8 @@ store per user in Chroma, recall with a recency + importance + similarity
 rerank reinforced by use.
 
 >>> import episeg
->>> sorted(episeg.__all__)[:3]
-['Actor', 'Decision', 'EpisegConfig']
+>>> episeg.Turn(actor="user", text="hello", ts=0).actor
+<Actor.USER: 'user'>
 """
 
 from episeg.config import EpisegConfig, JudgeGate
