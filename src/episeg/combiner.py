@@ -52,6 +52,7 @@ class Outcome:
     ambiguous: bool
     authoritative: bool
     reason: str
+    judged: bool = False
 
     def as_verdict(self) -> Verdict:
         return Verdict("combiner", self.decision, self.evidence, self.reason,
@@ -126,4 +127,4 @@ class BoundaryPolicy:
             return Outcome(cheap.decision, cheap.evidence, cheap.ambiguous, False,
                            f"{cheap.reason}; judge abstained ({judge.reason}), cheap signals stand")
         return Outcome(judge.decision, cheap.evidence, cheap.ambiguous, False,
-                       f"{cheap.reason}; judge: {judge.reason}")
+                       f"{cheap.reason}; judge: {judge.reason}", judged=True)

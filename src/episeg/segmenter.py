@@ -21,7 +21,6 @@ from __future__ import annotations
 
 import logging
 from collections.abc import Iterable, Sequence
-from dataclasses import dataclass, field
 
 import numpy as np
 
@@ -31,48 +30,16 @@ from episeg.episode_builder import OpenEpisode
 from episeg.errors import ConfigError
 from episeg.intake import PreparedTurn, SessionIntake
 from episeg.recovery import SessionCheckpoint
-from episeg.signals import (
-    AgentMarker,
-    FixedWindow,
-    GradualDrift,
-    PredictionError,
-    SemanticShift,
-    StructuralTurnType,
-    infer_turn_type,
-)
+from episeg.session_state import SessionState, TurnTrace
+from episeg.signals import SemanticShift, infer_turn_type
+from episeg.signals.factory import ALL_SIGNALS, build_prediction, build_signals
 from episeg.types import Decision, Episode, ObservedTurn, Turn, Verdict
-from episeg.typing import Embedder, Judge, Signal
+from episeg.typing import Embedder, Judge
 
 __all__ = ["ALL_SIGNALS", "Segmenter", "TurnTrace"]
 
 log = logging.getLogger(__name__)
 
-ALL_SIGNALS = frozenset({"marker", "structural", "window", "semantic", "drift", "prediction"})
-_CHEAP_ORDER = ("marker", "structural", "window", "semantic", "drift")
-
-
-@dataclass(frozen=True, slots=True)
-class TurnTrace:
-    """What happened at one turn: for reports and debugging mis-fires."""
-
-    user: str
-    session: str
-    turn_id: str
-    position: int
-    decision: Decision
-    verdicts: tuple[Verdict, ...]
-    semantic_distance: float | None
-
-
-@dataclass
-class _Session:
-    intake: SessionIntake
-    signals: dict[str, Signal]
-    prediction: PredictionError | None
-    open: OpenEpisode
-    top_level_id: str | None = None
-    positions: int = 0
-    closed: list[Episode] = field(default_factory=list)
 
 
 class Segmenter:
@@ -111,7 +78,7 @@ class Segmenter:
         self.signals = chosen
         self.policy = BoundaryPolicy.from_config(self.config)
         self.trace: list[TurnTrace] | None = [] if keep_trace else None
-        self._sessions: dict[tuple[str, str], _Session] = {}
+        self._sessions: dict[tuple[str, str], SessionState] = {}
         self.last_accepted: tuple[Turn, np.ndarray] | None = None
         """The last turn :meth:`observe` accepted (id assigned) and its embedding."""
         self._counters = {"turns": 0, "episodes": 0, "embed_calls": 0, "embed_batches": 0,
@@ -206,7 +173,7 @@ class Segmenter:
         """
         saved, self._sessions = self._sessions, {}
         try:
-            accepted: list[tuple[_Session, PreparedTurn]] = []
+            accepted: list[tuple[SessionState, PreparedTurn]] = []
             for turn in turns:
                 state = self._session(turn)
                 prepared = state.intake.accept(turn, max_turn_chars=self.config.max_turn_chars)
@@ -224,39 +191,19 @@ class Segmenter:
             self._sessions = saved
 
     # -- internals --------------------------------------------------------------------
-    def _session(self, turn: Turn) -> _Session:
+    def _session(self, turn: Turn) -> SessionState:
         key = (turn.user, turn.session)
         state = self._sessions.get(key)
         if state is None:
             state = self._sessions[key] = self._fresh(turn.user, turn.session)
         return state
 
-    def _fresh(self, user: str, session: str) -> _Session:
-        return _Session(intake=SessionIntake(session_key=(user, session)),
-                        signals=self._make_signals(), prediction=self._make_prediction(),
+    def _fresh(self, user: str, session: str) -> SessionState:
+        return SessionState(intake=SessionIntake(session_key=(user, session)),
+                        signals=build_signals(self.config, self.signals),
+                        prediction=build_prediction(self.config, judge=self.judge,
+                                                    enabled=self.signals),
                         open=OpenEpisode(user=user, session=session))
-
-    def _make_signals(self) -> dict[str, Signal]:
-        cfg = self.config
-        made: dict[str, Signal] = {
-            "marker": AgentMarker(), "structural": StructuralTurnType(),
-            "window": FixedWindow(max_turns=cfg.window_max_turns,
-                                  max_seconds=cfg.window_max_seconds,
-                                  hard_factor=cfg.window_hard_factor),
-            "semantic": SemanticShift(threshold=cfg.semantic_threshold, decay=cfg.semantic_decay,
-                                      min_turns=cfg.semantic_min_turns,
-                                      min_words=cfg.semantic_min_words),
-            "drift": GradualDrift(delta=cfg.drift_delta, threshold=cfg.drift_threshold,
-                                  min_turns=cfg.semantic_min_turns),
-        }
-        return {name: made[name] for name in _CHEAP_ORDER if name in self.signals}
-
-    def _make_prediction(self) -> PredictionError | None:
-        if "prediction" not in self.signals or self.judge is None:
-            return None
-        gate = self.config.judge_gate
-        every = self.config.judge_every if gate in (JudgeGate.PERIODIC, JudgeGate.BOTH) else 0
-        return PredictionError(self.judge, every=every)
 
     def _embed(self, texts: list[str]) -> np.ndarray:
         limit = self.config.embed_max_chars
@@ -269,7 +216,8 @@ class Segmenter:
         self._counters["duplicates"] += 1
         log.info("skipped duplicate turn id %r in session %r", turn.id, turn.session)
 
-    def _step(self, state: _Session, prepared: PreparedTurn, vector: np.ndarray) -> list[Episode]:
+    def _step(self, state: SessionState, prepared: PreparedTurn,
+              vector: np.ndarray) -> list[Episode]:
         self._counters["turns"] += 1
         observed = ObservedTurn(turn=prepared.turn, text=prepared.turn.text, embedding=vector,
                                 position=state.positions,
@@ -297,10 +245,11 @@ class Segmenter:
                  outcome.reason)
         closed = self._close(state, frozen)
         parent = (state.top_level_id if outcome.decision is Decision.SUB_EPISODE else None)
-        self._open(state, observed, frozen, parent_id=parent)
+        summary = state.prediction.summary if outcome.judged and state.prediction else ""
+        self._open(state, observed, frozen, parent_id=parent, summary=summary)
         return [closed]
 
-    def _consult_judge(self, state: _Session, observed: ObservedTurn, outcome: Outcome,
+    def _consult_judge(self, state: SessionState, observed: ObservedTurn, outcome: Outcome,
                        verdicts: list[Verdict]) -> Outcome:
         prediction = state.prediction
         if prediction is None or outcome.authoritative:
@@ -318,12 +267,9 @@ class Segmenter:
             state.open.summary = prediction.summary
         return self.policy.resolve(outcome, verdict)
 
-    def _open(self, state: _Session, observed: ObservedTurn, verdicts: tuple[Verdict, ...],
-              *, parent_id: str | None = None) -> None:
+    def _open(self, state: SessionState, observed: ObservedTurn, verdicts: tuple[Verdict, ...],
+              *, parent_id: str | None = None, summary: str = "") -> None:
         turn = observed.turn
-        summary = ""
-        if state.prediction is not None and verdicts and verdicts[-1].reason.count("judge:"):
-            summary = state.prediction.summary
         state.open = OpenEpisode(user=turn.user, session=turn.session, opening_verdicts=verdicts,
                                  parent_id=parent_id, summary=summary)
         state.open.add(turn, observed.embedding)
@@ -334,11 +280,11 @@ class Segmenter:
         if state.prediction is not None:
             state.prediction.reset(observed)
 
-    def _close(self, state: _Session, verdicts: tuple[Verdict, ...]) -> Episode:
+    def _close(self, state: SessionState, verdicts: tuple[Verdict, ...]) -> Episode:
         self._counters["episodes"] += 1
         return state.open.close(closing_verdicts=verdicts)
 
-    def _record(self, state: _Session, observed: ObservedTurn, decision: Decision,
+    def _record(self, state: SessionState, observed: ObservedTurn, decision: Decision,
                 verdicts: tuple[Verdict, ...]) -> None:
         if self.trace is None:
             return

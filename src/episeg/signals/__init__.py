@@ -6,6 +6,7 @@ Cheapest first: :class:`AgentMarker` (5), :class:`StructuralTurnType` (4),
 """
 
 from episeg.signals.drift import GradualDrift
+from episeg.signals.factory import ALL_SIGNALS, build_prediction, build_signals
 from episeg.signals.marker import AgentMarker, scan_markers
 from episeg.signals.prediction import PredictionError
 from episeg.signals.semantic import SemanticShift
@@ -13,12 +14,15 @@ from episeg.signals.structural import StructuralTurnType, infer_turn_type
 from episeg.signals.window import FixedWindow
 
 __all__ = [
+    "ALL_SIGNALS",
     "AgentMarker",
     "FixedWindow",
     "GradualDrift",
     "PredictionError",
     "SemanticShift",
     "StructuralTurnType",
+    "build_prediction",
+    "build_signals",
     "infer_turn_type",
     "scan_markers",
 ]
