@@ -39,7 +39,7 @@ from episeg.errors import EpisegError, JournalError
 from episeg.forgetting import MaintenanceReport, maintain
 from episeg.journal import Journal
 from episeg.recall import Recaller
-from episeg.recovery import JudgeTap, PendingWriter, RecoveryReport, replay
+from episeg.recovery import JudgeTap, PendingWriter, RecoveryReport, recover, replay
 from episeg.segmenter import Segmenter
 from episeg.store import ChromaBackend
 from episeg.store.tenants import collection_name, validate_tenant
@@ -277,26 +277,7 @@ class Memory:
             log.error("cannot rebuild sessions %s from the journal: %s", keys, exc)
 
     def _recover(self) -> RecoveryReport:
-        started = time.perf_counter()
-        sessions = self.journal.sessions()
-        replay_closed = 0
-        for journaled in sessions:
-            closed = [self._scored(e) for e in replay(self.segmenter, self._tap, journaled)]
-            if closed:  # only if a component is not deterministic: keep, never drop
-                replay_closed += len(closed)
-                log.warning("replaying session %s/%s closed %d episode(s) the live run had "
-                            "not closed", journaled.user, journaled.session, len(closed))
-                self.journal.close_episodes(closed, [self.segmenter.checkpoint(
-                    journaled.user, journaled.session)])
-        pending = self.journal.pending()
-        stored = self._writer.drain() if pending else []
-        report = RecoveryReport(
-            sessions=len(sessions), turns_replayed=sum(len(s.turns) for s in sessions),
-            replay_closed=replay_closed, pending_found=len(pending), pending_stored=len(stored),
-            seconds=time.perf_counter() - started)
-        if sessions or pending:
-            log.info("journal recovery: %s", report)
-        return report
+        return recover(self.segmenter, self._tap, self.journal, self._writer, self._scored)
 
     def _score(self, episode: Episode) -> Salience:
         if self.scorer is None:

@@ -43,7 +43,14 @@ if TYPE_CHECKING:  # both import this module
     from episeg.journal import Journal, JournaledSession
     from episeg.segmenter import Segmenter
 
-__all__ = ["JudgeTap", "PendingWriter", "RecoveryReport", "SessionCheckpoint", "replay"]
+__all__ = [
+    "JudgeTap",
+    "PendingWriter",
+    "RecoveryReport",
+    "SessionCheckpoint",
+    "recover",
+    "replay",
+]
 
 log = logging.getLogger(__name__)
 
@@ -180,6 +187,36 @@ def replay(segmenter: Segmenter, tap: JudgeTap | None,
     with tap.replaying(answers) if tap is not None else nullcontext():
         return segmenter.resume(journaled.checkpoint, turns, seen_ids=journaled.seen,
                                 last_ts=journaled.last_ts)
+
+
+def recover(segmenter: Segmenter, tap: JudgeTap | None, journal: Journal,
+            writer: PendingWriter, score: Callable[[Episode], Episode]) -> RecoveryReport:
+    """Start-up recovery: replay every journaled session, then retry the outbox.
+
+    A replay that closes an episode the live run had not closed (only possible
+    when a component is not deterministic) keeps it: it is scored, journaled
+    and written, never dropped, and a warning says so.
+    """
+    started = time.perf_counter()
+    sessions = journal.sessions()
+    replay_closed = 0
+    for journaled in sessions:
+        closed = [score(e) for e in replay(segmenter, tap, journaled)]
+        if closed:
+            replay_closed += len(closed)
+            log.warning("replaying session %s/%s closed %d episode(s) the live run had "
+                        "not closed", journaled.user, journaled.session, len(closed))
+            journal.close_episodes(closed, [segmenter.checkpoint(journaled.user,
+                                                                 journaled.session)])
+    pending = journal.pending()
+    stored = writer.drain() if pending else []
+    report = RecoveryReport(
+        sessions=len(sessions), turns_replayed=sum(len(s.turns) for s in sessions),
+        replay_closed=replay_closed, pending_found=len(pending), pending_stored=len(stored),
+        seconds=time.perf_counter() - started)
+    if sessions or pending:
+        log.info("journal recovery: %s", report)
+    return report
 
 
 class PendingWriter:
