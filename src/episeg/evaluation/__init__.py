@@ -1,7 +1,10 @@
 """Evaluate segmentation on dialogue topic-segmentation sets: metrics, data, baselines, runner.
 
 Run ``python -m episeg.evaluation --configs texttiling,even,none --json out.json
---plot out.png`` (data default: ``../shared/data/segmentation`` next to the repo).
+--plot out.png`` (data default: ``../shared/data/segmentation`` next to the repo). Grid search:
+``python -m episeg.evaluation.tune`` (:mod:`episeg.evaluation.tune`, which also
+holds the memoising :class:`~episeg.evaluation.tune.CachingEmbedder`; it is not
+imported here so that ``-m`` runs it cleanly).
 
 >>> from episeg.evaluation import pk, window_diff
 >>> pk([3], [3], n=6), window_diff([3], [], n=6)
@@ -37,11 +40,9 @@ from episeg.evaluation.metrics import (
     window_size,
 )
 from episeg.evaluation.runner import EvalResult, evaluate, main
-from episeg.evaluation.tune import CachingEmbedder
 
 __all__ = [
     "PRF",
-    "CachingEmbedder",
     "Dialogue",
     "EvalResult",
     "SegmentFn",
