@@ -47,7 +47,13 @@ import numpy as np
 
 from episeg.errors import ConfigError
 from episeg.evaluation.baselines import SegmentFn
-from episeg.evaluation.datasets import Dialogue, mean_segment_length, tuning_dialogues
+from episeg.evaluation.datasets import (
+    Dialogue,
+    mean_segment_length,
+    read_jsonl,
+    select_part,
+    tuning_dialogues,
+)
 from episeg.evaluation.runner import EvalResult, evaluate
 from episeg.typing import Embedder
 
@@ -203,6 +209,8 @@ def main(argv: Sequence[str] | None = None) -> int:
     p.add_argument("--grid", action="append", default=[], help="name=v1,v2 (repeatable)")
     p.add_argument("--limit", type=int, default=None)
     p.add_argument("--json", type=Path, default=None)
+    p.add_argument("--report", action="store_true",
+                   help="also score the best point once on the file's report part")
     args = p.parse_args(argv)
     logging.basicConfig(level=logging.WARNING, format="%(message)s")
     logging.getLogger("episeg.evaluation").setLevel(logging.INFO)
@@ -221,9 +229,19 @@ def main(argv: Sequence[str] | None = None) -> int:
     print(format_table([r for _, r in result.trials]))
     print(f"best {args.config} on {args.data.stem} tuning split: {result.best} "
           f"(Pk {result.best_result.pk:.4f}, WD {result.best_result.window_diff:.4f})")
+    document = result.to_dict()
+    if args.report:
+        held = select_part(args.data, read_jsonl(args.data, limit=args.limit), "report")
+        if not held:
+            raise ConfigError(f"{args.data.name} has no report part")
+        fn = build_segment_fn(args.config, tuning=tuning, overrides=result.best, embedder=embedder)
+        scored = evaluate(held, fn, f"{args.config}{result.best}",
+                          dataset=f"{args.data.stem}:report")
+        print(format_table([scored]))
+        document["report"] = scored.to_dict()
     if args.json:
         args.json.parent.mkdir(parents=True, exist_ok=True)
-        args.json.write_text(json.dumps(result.to_dict(), indent=2) + "\n", encoding="utf-8")
+        args.json.write_text(json.dumps(document, indent=2) + "\n", encoding="utf-8")
     return 0
 
 
