@@ -112,3 +112,17 @@ def test_caching_embedder_embeds_each_text_once() -> None:
     assert (first[1] == second[0]).all()
     with pytest.raises(TypeError):
         emb.embed("a")
+
+
+def test_tune_cli_searches_tuning_split_and_reports_held_out(
+        tiage_dev: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    from episeg.evaluation.tune import main as tune_main
+
+    out = tmp_path / "tune.json"
+    assert tune_main(["--data", str(tiage_dev), "--config", "texttiling", "--grid", "block=2,3",
+                      "--limit", "10", "--report", "--json", str(out)]) == 0
+    document = json.loads(out.read_text())
+    assert document["best"]["block"] in (2, 3)
+    assert {t["dataset"] for t in document["trials"]} == {"tiage_dev:tune"}
+    assert document["report"]["dataset"] == "tiage_dev:report"
+    assert "best texttiling" in capsys.readouterr().out
