@@ -62,7 +62,9 @@ class SessionCheckpoint:
     ``seq`` and ``position`` are the intake sequence number and session
     position *before* the open episode's first turn; ``summary`` and
     ``prediction_summary`` are the episode's and the prediction signal's
-    running summaries right after that turn opened it.
+    running summaries right after that turn opened it, and
+    ``prediction_since_check`` the judge cadence counter at that moment (the
+    cadence runs across boundaries, so it is not derivable from the turns).
 
     >>> cp = SessionCheckpoint(user="u", session="s", seq=4, position=4)
     >>> SessionCheckpoint.from_json(cp.to_json()) == cp
@@ -78,6 +80,7 @@ class SessionCheckpoint:
     opening_verdicts: tuple[Verdict, ...] = ()
     summary: str = ""
     prediction_summary: str = ""
+    prediction_since_check: int = 0
 
     def to_json(self) -> str:
         """JSON with the verdict scores exact (``Verdict.to_dict`` rounds them)."""

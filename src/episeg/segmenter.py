@@ -129,7 +129,8 @@ class Segmenter:
             user=user, session=session, seq=state.intake.seq - n, position=state.positions - n,
             top_level_id=state.top_level_id, parent_id=state.open.parent_id,
             opening_verdicts=state.open.opening_verdicts, summary=state.open.summary,
-            prediction_summary=state.prediction.summary if state.prediction else "")
+            prediction_summary=state.prediction.summary if state.prediction else "",
+            prediction_since_check=state.prediction.since_check if state.prediction else 0)
 
     def resume(self, checkpoint: SessionCheckpoint, turns: Sequence[tuple[Turn, np.ndarray]],
                *, seen_ids: Iterable[str] = (), last_ts: float | None = None) -> list[Episode]:
@@ -156,6 +157,7 @@ class Segmenter:
                 state.top_level_id = checkpoint.top_level_id
                 if state.prediction is not None:
                     state.prediction.summary = checkpoint.prediction_summary
+                    state.prediction.since_check = checkpoint.prediction_since_check
         if last_ts is not None:
             state.intake.last_ts = last_ts
         return closed

@@ -11,6 +11,7 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
+from episeg.config import EpisegConfig
 from episeg.errors import TurnValidationError
 from episeg.memory import Memory
 from episeg.testing import HashingEmbedder, ScriptedJudge
@@ -93,19 +94,23 @@ class TestReplayEquivalence:
         assert backend.rows == want
         assert_tiles(backend.rows, turns)
 
+    @pytest.mark.parametrize("gate", ["ambiguous", "both"])
     @settings(max_examples=40, deadline=None, suppress_health_check=[HealthCheck.too_slow])
     @given(specs=turn_specs, cuts=st.lists(st.integers(0, 40), min_size=1, max_size=3))
-    def test_replay_with_judge_asks_it_nothing_new(self, specs: Any, cuts: list[int]) -> None:
+    def test_replay_with_judge_asks_it_nothing_new(self, gate: str, specs: Any,
+                                                   cuts: list[int]) -> None:
+        # "both" adds the periodic cadence, whose counter runs across episodes
+        config = EpisegConfig(judge_gate=gate, judge_every=3)
         turns = build(specs)
         script = ["continue", "new", "sub-episode", "error"] * 40
         reference = ScriptedJudge(script)
-        want = uninterrupted(turns, judge=reference)
+        want = uninterrupted(turns, judge=reference, config=config)
         backend, made = MemBackend(), 0
         with tempfile.TemporaryDirectory(dir=_TMP) as path:
             start = 0
             for cut in [*sorted(min(c, len(turns)) for c in cuts), len(turns)]:
                 judge = ScriptedJudge(script[made:])  # the live judge continues its script
-                mem = memory(path, backend, judge=judge)
+                mem = memory(path, backend, judge=judge, config=config)
                 assert judge.calls == 0, "replaying the journal called the judge"
                 mem.ingest(turns[start:cut])
                 start = max(start, cut)
@@ -115,6 +120,36 @@ class TestReplayEquivalence:
                 mem.close()
         assert backend.rows == want
         assert made == reference.calls
+
+
+PERIODIC_CASE = [
+    ("assistant", "cache log api"), ("user", "retry prod jwt"), ("assistant", "api deploy ci"),
+    ("user", "ci deploy api"), ("user", "db lock deploy"), ("user", "deploy db log"),
+    ("user", "cache prod jwt"), ("assistant", "prod key retry"), ("user", "jwt prod cache"),
+    ("user", "db jwt deploy"), ("user", "auth ci api"), ("user", "key auth db"),
+    ("assistant", "lock ci db"), ("user", "key retry jwt")]
+
+
+class TestPeriodicCadenceSurvivesRestart:
+    def test_crash_mid_episode_keeps_the_judge_cadence(self) -> None:
+        # Found by a seeded search: without the cadence counter in the checkpoint,
+        # a restart after turn 7 asks the judge at different turns than the live run.
+        config = EpisegConfig(judge_gate="both", judge_every=3)
+        turns = [Turn(actor=Actor(a), text=t, ts=float(i), id=f"t{i}")
+                 for i, (a, t) in enumerate(PERIODIC_CASE)]
+        script = ["continue", "new", "sub-episode", "error"] * 10
+        want = uninterrupted(turns, judge=ScriptedJudge(script), config=config)
+        backend, made = MemBackend(), 0
+        with tempfile.TemporaryDirectory(dir=_TMP) as path:
+            for part in (turns[:7], turns[7:]):
+                judge = ScriptedJudge(script[made:])
+                mem = memory(path, backend, judge=judge, config=config)
+                mem.ingest(part)
+                made += judge.calls
+                if part[-1] is turns[-1]:
+                    mem.flush()
+                mem.close()
+        assert backend.rows == want
 
 
 class TestJournalUnits:

@@ -21,7 +21,8 @@ from tests.segmentation.helpers import observed
 
 ALL = [AgentMarker, StructuralTurnType, lambda: FixedWindow(max_turns=3),
        lambda: SemanticShift(threshold=0.5, min_words=1), lambda: GradualDrift(threshold=0.5),
-       lambda: PredictionError(ScriptedJudge(), every=2)]
+       # every=0: the periodic cadence is session state that deliberately survives reset
+       lambda: PredictionError(ScriptedJudge(), every=0)]
 
 
 @pytest.mark.parametrize("make", ALL)
@@ -158,6 +159,16 @@ class TestPredictionError:
         p = PredictionError(judge, every=3)
         p.reset(observed())
         for i in range(6):
+            p.update(observed(ts=float(i)))
+        assert judge.calls == 2
+
+    def test_cadence_runs_across_boundaries(self):
+        judge = ScriptedJudge()
+        p = PredictionError(judge, every=4)
+        p.reset(observed())
+        for i in range(8):  # a boundary every 2 turns would starve a per-episode cadence
+            if i % 2 == 0:
+                p.reset(observed(ts=float(i)))
             p.update(observed(ts=float(i)))
         assert judge.calls == 2
 

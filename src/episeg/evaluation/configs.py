@@ -23,6 +23,13 @@ seed           window, semantic, prediction            window_max_turns 15,
                                                        judge_every 4, periodic
 ============== ======================================= ==============================
 
+Every segmenter configuration runs with ``hint_actors`` set to all four
+actors: DialSeg711 and TIAGE carry no real speaker roles (the data README
+says so), so the product default of opening episodes only before user turns
+would be a handicap that says nothing about the signals. The ``seed``
+preset also turns off the content-word scaling (``semantic_min_words=1``)
+that the seed's sketch does not have.
+
 ``overrides`` change EpisegConfig fields (segmenter configs) or the baseline's
 keyword (``block`` for TextTiling, ``every`` for even).
 
@@ -66,8 +73,9 @@ _SIGNALS: dict[str, frozenset[str]] = {
 _PRESETS: dict[str, dict[str, Any]] = {
     "prediction-local": {"judge_gate": "periodic"},
     "seed": {"window_max_turns": 15, "semantic_threshold": 0.45, "judge_every": 4,
-             "judge_gate": "periodic"},
+             "judge_gate": "periodic", "semantic_min_words": 1},
 }
+_EVAL_BASE: dict[str, Any] = {"hint_actors": ("user", "assistant", "tool", "system")}
 _SHARED: list[CachingEmbedder] = []
 
 
@@ -141,7 +149,7 @@ def build_segment_fn(name: str, *, data_path: str | Path | None = None,
             embedder = shared_embedder()
         return make_baseline(name, embedder=embedder, **params)
     emb = embedder if embedder is not None else shared_embedder()
-    config = {**_PRESETS.get(name, {}), **params}
+    config = {**_EVAL_BASE, **_PRESETS.get(name, {}), **params}
     if name == "window" and "window_max_turns" not in config:
         from episeg.evaluation.tune import tune_window
 

@@ -49,7 +49,9 @@ class PredictionError:
     judge
         Any :class:`episeg.typing.Judge`.
     every
-        Ask on every ``every``-th turn of an episode (0: only when asked).
+        Ask on every ``every``-th turn of the session (0: only when asked). The
+        cadence runs across boundaries, as in the seed, so short episodes do
+        not starve the check.
     recent_turns
         How many recent turns the judge sees besides the summary.
     """
@@ -69,6 +71,17 @@ class PredictionError:
         self._recent: deque[Turn] = deque(maxlen=recent_turns)
         self._since_check = 0
         self._summary_fresh = False
+
+    @property
+    def since_check(self) -> int:
+        """Turns seen since the judge was last asked (the periodic cadence counter)."""
+        return self._since_check
+
+    @since_check.setter
+    def since_check(self, value: int) -> None:
+        if value < 0:
+            raise ValueError(f"since_check must be >= 0, got {value}")
+        self._since_check = value
 
     @property
     def due(self) -> bool:
@@ -105,7 +118,6 @@ class PredictionError:
     def reset(self, turn: ObservedTurn) -> None:
         self._recent.clear()
         self._recent.append(turn.turn)
-        self._since_check = 0
         if not self._summary_fresh:
             self.summary = ""  # the boundary came from another signal: old summary is stale
         self._summary_fresh = False
