@@ -43,8 +43,21 @@ class Run:
         for line in self.proc.stdout:
             self.lines.append(line.strip())
 
-    def finish(self, *, kill_after: float | None, timeout: float = 120.0) -> None:
+    def finish(self, *, kill_after: float | None, after_ready: bool = False,
+               timeout: float = 120.0) -> None:
+        """Wait, or SIGKILL ``kill_after`` seconds after the spawn (or after "ready").
+
+        Counting from "ready" keeps the loop making progress however slowly the
+        worker starts on a loaded machine; counting from the spawn kills it
+        during start-up and recovery.
+        """
         if kill_after is not None:
+            if after_ready:
+                deadline = time.monotonic() + timeout
+                while not any(x.startswith("ready") for x in self.lines):
+                    if self.proc.poll() is not None or time.monotonic() > deadline:
+                        break
+                    time.sleep(0.02)
             try:
                 self.proc.wait(timeout=kill_after)
             except subprocess.TimeoutExpired:
@@ -78,7 +91,10 @@ def test_sigkill_at_random_points_loses_and_duplicates_nothing(tmp_path: Path) -
         resent += acked + 1 - start
         run = Run(path, transcript, start)
         killing = kills < KILLS
-        run.finish(kill_after=rng.uniform(1.5, 3.2) if killing else None)
+        during_startup = rng.random() < 0.35
+        run.finish(kill_after=(rng.uniform(0.1, 1.5) if during_startup
+                               else rng.uniform(0.05, 0.8)) if killing else None,
+                   after_ready=not during_startup)
         for line in run.lines:
             word, *rest = line.split()
             if word == "ack":
