@@ -31,9 +31,9 @@ def tiny_disk(tmp_path: Path) -> Iterator[Path]:
     done = subprocess.run(["mount", "-t", "tmpfs", "-o", "size=256k", "tmpfs", str(mount)],
                           capture_output=True, text=True, check=False)
     if done.returncode != 0:
-        pytest.fail(f"cannot mount a tmpfs ({done.stderr.strip()}); run as root, "
-                    "test_disk_full_injected covers the same path without a mount",
-                    pytrace=False)
+        # root in a container without CAP_SYS_ADMIN (CI) cannot mount: skip, loudly
+        pytest.skip(f"cannot mount a tmpfs ({done.stderr.strip()}); "
+                    "test_disk_full_injected covers the same path without a mount")
     try:
         yield mount
     finally:

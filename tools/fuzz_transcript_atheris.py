@@ -1,6 +1,9 @@
 """Bounded coverage-guided fuzzing of the JSONL reader with atheris (not in the test suite).
 
-Usage: ``.venv/bin/python tests/reliability/fuzz_transcript_atheris.py -runs=200000
+Lives outside the pytest paths because pytest --doctest-modules imports every module there
+and atheris is not a dependency: install it first with ``.venv/bin/pip install atheris``.
+
+Usage: ``.venv/bin/python tools/fuzz_transcript_atheris.py -runs=200000
 -max_total_time=60``. Any exception other than ``TurnValidationError`` is reported by
 atheris as a crash (with the input saved as ``crash-*``). ``RecursionError`` and
 ``OverflowError`` are known open findings (see docs/RELIABILITY.md) and counted, not
