@@ -1,20 +1,12 @@
-"""Builders shared by the reliability tests: transcripts, a `chroma run` server, snapshots."""
+"""Builders shared by the reliability tests: transcripts and store snapshots."""
 
 from __future__ import annotations
 
 import random
-import shutil
-import socket
-import subprocess
-import sys
-import time
-from pathlib import Path
 
-from episeg.errors import StoreUnavailableError
 from episeg.store import ChromaBackend
 from episeg.types import Actor, Episode, Turn, TurnType
 
-CHROMA_BIN = Path(sys.executable).parent / "chroma"
 _TOPICS = [
     "oauth login returns 401 after the jwt key rotation",
     "deploy the prod release with terraform apply",
@@ -73,42 +65,3 @@ def assert_same_store(got: dict[str, Episode], want: dict[str, Episode]) -> None
         assert other == episode, eid
         assert episode.embedding is not None and other.embedding is not None
         assert float(abs(other.embedding - episode.embedding).max()) < 1e-6, eid
-
-
-def free_port() -> int:
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return int(s.getsockname()[1])
-
-
-class ChromaServer:
-    """A `chroma run` subprocess on a fixed loopback port; can be stopped and restarted."""
-
-    def __init__(self, path: Path, port: int | None = None) -> None:
-        exe = str(CHROMA_BIN) if CHROMA_BIN.exists() else shutil.which("chroma")
-        if exe is None:
-            raise AssertionError("the `chroma` CLI is missing: the outage test cannot run")
-        self.exe, self.path, self.port = exe, path, port or free_port()
-        self._proc: subprocess.Popen[bytes] | None = None
-
-    def start(self, timeout: float = 30.0) -> float:
-        """Start and wait for the heartbeat; returns seconds until it answered."""
-        started = time.monotonic()
-        self._proc = subprocess.Popen(
-            [self.exe, "run", "--host", "127.0.0.1", "--port", str(self.port),
-             "--path", str(self.path)], stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
-        while True:
-            try:
-                ChromaBackend.http("127.0.0.1", self.port).heartbeat()
-                return time.monotonic() - started
-            except StoreUnavailableError:
-                if self._proc.poll() is not None or time.monotonic() - started > timeout:
-                    self.kill()
-                    raise AssertionError(f"chroma run did not answer on {self.port}") from None
-                time.sleep(0.1)
-
-    def kill(self) -> None:
-        """SIGKILL the server (an outage, not a clean shutdown)."""
-        if self._proc is not None and self._proc.poll() is None:
-            self._proc.kill()
-            self._proc.wait()

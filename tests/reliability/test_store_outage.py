@@ -12,9 +12,9 @@ import pytest
 
 from episeg.memory import Memory
 from episeg.store import ChromaBackend
-from episeg.testing import HashingEmbedder
+from episeg.testing import ChromaServer, HashingEmbedder
 
-from .helpers import ChromaServer, assert_same_store, make_transcript, snapshot
+from .helpers import assert_same_store, make_transcript, snapshot
 
 FIGURES: dict[str, float] = {}
 
@@ -30,7 +30,7 @@ def test_chroma_server_killed_mid_ingest(tmp_path: Path,
     reference.flush()
     want = snapshot(reference.backend, users)
 
-    server = ChromaServer(tmp_path / "srv")
+    server = ChromaServer(tmp_path / "srv", start=False)
     server.start()
     try:
         mem = Memory(path=tmp_path / "mem", embedder=HashingEmbedder(), judge=None, scorer=None,

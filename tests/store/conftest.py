@@ -7,9 +7,9 @@ from collections.abc import Callable, Iterator
 from pathlib import Path
 
 import pytest
-from store_helpers import ChromaServer
 
 from episeg.store import ChromaBackend
+from episeg.testing import ChromaServer
 
 
 @pytest.fixture(scope="session")

@@ -7,10 +7,11 @@ from pathlib import Path
 
 import numpy as np
 import pytest
-from store_helpers import ChromaServer, make_episode
+from store_helpers import make_episode
 
 from episeg.errors import BackendUnavailableError, StoreError, StoreUnavailableError
 from episeg.store import ChromaBackend
+from episeg.testing import ChromaServer
 
 
 @pytest.mark.slow
