@@ -27,12 +27,13 @@ import re
 from dataclasses import dataclass
 from typing import Any, Protocol, runtime_checkable
 
-from episeg.errors import BackendUnavailableError, JudgeError
+from episeg.errors import BackendUnavailableError, ConfigError, JudgeError
 
 __all__ = [
     "BackendUnavailableJudgeError",
     "RetryPolicy",
     "StructuredBackend",
+    "check_request_limits",
     "extract_json_object",
     "validate_reply",
 ]
@@ -110,6 +111,21 @@ class StructuredBackend(Protocol):
 
     def complete(self, *, system: str, prompt: str, tool_name: str,
                  schema: dict[str, Any]) -> dict[str, Any]: ...
+
+
+def check_request_limits(model: str, timeout: float, max_tokens: int) -> None:
+    """Shared constructor checks of the SDK backends; a ``ConfigError`` names the bad value.
+
+    >>> check_request_limits("m", 0, 10)
+    Traceback (most recent call last):
+    episeg.errors.ConfigError: timeout must be > 0 seconds, got 0
+    """
+    if not model:
+        raise ConfigError("model must be a non-empty model id")
+    if not timeout > 0:
+        raise ConfigError(f"timeout must be > 0 seconds, got {timeout}")
+    if max_tokens < 1:
+        raise ConfigError(f"max_tokens must be >= 1, got {max_tokens}")
 
 
 def parse_retry_after(headers: Any) -> float | None:

@@ -28,7 +28,7 @@ from typing import Any
 import anthropic
 
 from episeg.errors import ConfigError, JudgeError
-from episeg.llm._base import RetryPolicy, validate_reply
+from episeg.llm._base import RetryPolicy, check_request_limits, validate_reply
 from episeg.llm._retry import Failure, classify_status, run_with_retries
 
 __all__ = ["AnthropicBackend"]
@@ -65,12 +65,7 @@ class AnthropicBackend:
         key = api_key or os.environ.get("ANTHROPIC_API_KEY")
         if not key:
             raise ConfigError("no Anthropic API key: pass api_key= or set ANTHROPIC_API_KEY")
-        if not model:
-            raise ConfigError("model must be a non-empty model id")
-        if not timeout > 0:
-            raise ConfigError(f"timeout must be > 0 seconds, got {timeout}")
-        if max_tokens < 1:
-            raise ConfigError(f"max_tokens must be >= 1, got {max_tokens}")
+        check_request_limits(model, timeout, max_tokens)
         if temperature is not None and not 0.0 <= temperature <= 1.0:
             raise ConfigError(f"temperature must be in [0, 1] or None, got {temperature}")
         self._model = model

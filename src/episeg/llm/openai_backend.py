@@ -29,7 +29,12 @@ from typing import Any
 import openai
 
 from episeg.errors import ConfigError, JudgeError
-from episeg.llm._base import RetryPolicy, extract_json_object, validate_reply
+from episeg.llm._base import (
+    RetryPolicy,
+    check_request_limits,
+    extract_json_object,
+    validate_reply,
+)
 from episeg.llm._retry import Failure, classify_status, run_with_retries
 
 __all__ = ["OpenAICompatibleBackend"]
@@ -69,15 +74,10 @@ class OpenAICompatibleBackend:
         if not key:
             raise ConfigError("no API key: pass api_key= or set OPENAI_API_KEY (local servers "
                               "such as Ollama accept any non-empty string)")
-        if not model:
-            raise ConfigError("model must be a non-empty model name")
         if structured not in STRUCTURED_MODES:
             raise ConfigError(f"unknown structured mode {structured!r}; "
                               f"valid: {', '.join(STRUCTURED_MODES)}")
-        if not timeout > 0:
-            raise ConfigError(f"timeout must be > 0 seconds, got {timeout}")
-        if max_tokens < 1:
-            raise ConfigError(f"max_tokens must be >= 1, got {max_tokens}")
+        check_request_limits(model, timeout, max_tokens)
         self._model = model
         self._max_tokens = max_tokens
         self._structured = structured
