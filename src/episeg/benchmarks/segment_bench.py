@@ -1,7 +1,9 @@
 """Segmentation speed against the physical limit: raw MiniLM ``encode`` throughput.
 
 Every figure is measured in the same run on the same machine and reported as
-a ratio to its baseline:
+a ratio to its baseline; the throughput pairs are timed on the same blocks of
+turns in alternating rounds (baseline first, then measured first), so the
+machine's drift during the run does not favour either side:
 
 * streaming turns/s (``Segmenter.observe``) / one-at-a-time ``encode`` turns/s;
 * batch turns/s (``Segmenter.segment``) / batched ``encode`` turns/s;
@@ -26,7 +28,7 @@ import json
 import resource
 import sys
 import time
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import Any
 
@@ -102,8 +104,41 @@ def overhead_per_turn(texts: Sequence[str], *, embedder: Embedder, n_turns: int,
             "episodes": segmenter.stats["episodes"]}
 
 
+def _alternate(turns: Sequence[Turn], rounds: int, *,
+               baseline: Callable[[Sequence[Turn]], object],
+               measured: Callable[[Sequence[Turn]], object]) -> dict[str, Any]:
+    """Time ``baseline`` and ``measured`` on the same blocks of turns, alternating which
+    goes first each round, so drift of the machine's speed hits both alike.
+
+    >>> res = _alternate([Turn(actor="user", text="x", ts=0.0)] * 4, 2,
+    ...                  baseline=lambda b: None, measured=lambda b: None)
+    >>> len(res["round_ratios"]), res["baseline_tps"] > 0
+    (2, True)
+    """
+    spent = {"baseline": 0.0, "measured": 0.0}
+    ratios = []
+    for number, block in enumerate(_blocks(turns, rounds)):
+        pair = [("baseline", baseline), ("measured", measured)]
+        took = {}
+        for label, run in (pair if number % 2 == 0 else pair[::-1]):
+            start = time.perf_counter()
+            run(block)
+            took[label] = time.perf_counter() - start
+            spent[label] += took[label]
+        ratios.append(round(took["baseline"] / took["measured"], 3))
+    return {"baseline_tps": round(_rate(len(turns), spent["baseline"]), 1),
+            "measured_tps": round(_rate(len(turns), spent["measured"]), 1),
+            "ratio": round(spent["baseline"] / spent["measured"], 3), "round_ratios": ratios}
+
+
+def _blocks(turns: Sequence[Turn], rounds: int) -> list[Sequence[Turn]]:
+    size = -(-len(turns) // rounds)
+    return [turns[i:i + size] for i in range(0, len(turns), size)]
+
+
 def run_segment_bench(data: str | Path, *, n_turns: int = 2000, single_turns: int = 500,
-                      scale: Sequence[int] = (1_000, 10_000, 100_000)) -> dict[str, Any]:
+                      scale: Sequence[int] = (1_000, 10_000, 100_000),
+                      rounds: int = 6) -> dict[str, Any]:
     """Measure everything listed in the module docstring; returns a JSON-ready dict."""
     from episeg.embedders import MiniLMEmbedder
 
@@ -113,38 +148,34 @@ def run_segment_bench(data: str | Path, *, n_turns: int = 2000, single_turns: in
     texts = [text for _, _, text in rows]
     turns = _turns(rows, len(rows))
     model.encode(texts[:64], batch_size=32)  # warm-up
-
-    single = texts[:single_turns]
-    start = time.perf_counter()
-    for text in single:
-        model.encode([text], batch_size=1, normalize_embeddings=True)
-    raw_single = _rate(len(single), time.perf_counter() - start)
-
-    start = time.perf_counter()
-    model.encode(texts, batch_size=32, normalize_embeddings=True)
-    raw_batch = _rate(len(texts), time.perf_counter() - start)
+    limit = EpisegConfig().embed_max_chars  # the segmenter embeds text[:limit]: so does raw
 
     streaming = Segmenter(embedder=embedder)
-    start = time.perf_counter()
-    for turn in turns[:single_turns]:
-        streaming.observe(turn)
+    single = _alternate(
+        turns[:single_turns], rounds,
+        baseline=lambda block: [model.encode([t.text[:limit]], batch_size=1,
+                                             normalize_embeddings=True) for t in block],
+        measured=lambda block: [streaming.observe(t) for t in block])
     streaming.flush()
-    stream_rate = _rate(single_turns, time.perf_counter() - start)
-
-    start = time.perf_counter()
-    Segmenter(embedder=embedder).segment(turns)
-    batch_rate = _rate(len(turns), time.perf_counter() - start)
+    batch = _alternate(
+        turns, rounds,
+        baseline=lambda block: model.encode([t.text[:limit] for t in block], batch_size=32,
+                                            normalize_embeddings=True),
+        measured=lambda block: Segmenter(embedder=embedder).segment(block))
 
     scaling = [overhead_per_turn(texts, embedder=embedder, n_turns=n) for n in scale]
     return {
         "machine": {"cpus": _cpus(), "torch_threads": _torch_threads()},
         "turns": len(turns), "single_turns": single_turns,
-        "raw_encode_single_tps": round(raw_single, 1),
-        "raw_encode_batch32_tps": round(raw_batch, 1),
-        "streaming_tps": round(stream_rate, 1),
-        "batch_tps": round(batch_rate, 1),
-        "streaming_ratio_to_single_encode": round(stream_rate / raw_single, 3),
-        "batch_ratio_to_batched_encode": round(batch_rate / raw_batch, 3),
+        "rounds": rounds,
+        "raw_encode_single_tps": single["baseline_tps"],
+        "raw_encode_batch32_tps": batch["baseline_tps"],
+        "streaming_tps": single["measured_tps"],
+        "batch_tps": batch["measured_tps"],
+        "streaming_ratio_to_single_encode": single["ratio"],
+        "batch_ratio_to_batched_encode": batch["ratio"],
+        "streaming_round_ratios": single["round_ratios"],
+        "batch_round_ratios": batch["round_ratios"],
         "scaling": scaling,
         "peak_rss_mib": round(resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024, 1),
     }
@@ -167,10 +198,12 @@ def main(argv: Sequence[str] | None = None) -> int:
     parser.add_argument("--turns", type=int, default=2000)
     parser.add_argument("--single-turns", type=int, default=500)
     parser.add_argument("--scale", type=int, nargs="+", default=[1_000, 10_000, 100_000])
+    parser.add_argument("--rounds", type=int, default=6,
+                        help="alternating baseline/measured rounds (default 6)")
     parser.add_argument("--json", help="also write the result here")
     args = parser.parse_args(argv)
     result = run_segment_bench(args.data, n_turns=args.turns, single_turns=args.single_turns,
-                               scale=args.scale)
+                               scale=args.scale, rounds=args.rounds)
     text = json.dumps(result, indent=2)
     print(text)
     if args.json:
