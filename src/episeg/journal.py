@@ -30,9 +30,13 @@ turns in one transaction. Every SQLite failure becomes :class:`JournalError`.
 
 from __future__ import annotations
 
+import fcntl
+import gc
 import io
 import json
+import os
 import sqlite3
+import weakref
 from collections.abc import Iterator, Sequence
 from contextlib import contextmanager
 from dataclasses import dataclass
@@ -63,6 +67,32 @@ CREATE TABLE IF NOT EXISTS outbox (n INTEGER PRIMARY KEY AUTOINCREMENT,
 """
 
 
+def _lock_exclusively(lock_path: Path) -> int:
+    """Hold an exclusive ``flock`` on ``lock_path``; the open descriptor is the lock.
+
+    A journal left unreachable in this process (a dropped ``Memory``) may still hold
+    the lock until the garbage collector closes it, so a conflict collects once and
+    retries before it is reported.
+    """
+    for attempt in (1, 2):
+        fd = os.open(lock_path, os.O_RDWR | os.O_CREAT, 0o644)
+        try:
+            fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+        except BlockingIOError:
+            holder = os.pread(fd, 32, 0).decode("ascii", "replace").strip() or "unknown"
+            os.close(fd)
+            if attempt == 1:
+                gc.collect()
+                continue
+            raise JournalError(
+                f"the journal {lock_path.with_suffix('')} is in use by another Memory "
+                f"(process {holder}); use one Memory per path") from None
+        os.ftruncate(fd, 0)
+        os.pwrite(fd, str(os.getpid()).encode("ascii"), 0)
+        return fd
+    raise AssertionError("unreachable")  # pragma: no cover
+
+
 @dataclass(frozen=True, slots=True)
 class JournaledSession:
     """What the journal holds for one session: enough for ``Segmenter.resume``."""
@@ -88,25 +118,38 @@ class Journal:
     ------
     JournalError
         When the file cannot be opened, read or written (disk full, I/O error,
-        corruption). A failed :meth:`record` leaves the journal unchanged.
+        corruption), or when another live ``Journal`` holds the same file: an
+        exclusive ``flock`` on ``<path>.lock`` (released by the OS if the
+        holder dies, even by ``kill -9``) keeps two processes from replaying
+        each other's sessions. A failed :meth:`record` leaves the journal
+        unchanged.
     """
 
     def __init__(self, path: str | Path) -> None:
         self.path = str(path)
+        self._unlock: weakref.finalize[..., Journal] | None = None
         try:
             if self.path != ":memory:":
                 Path(self.path).parent.mkdir(parents=True, exist_ok=True)
+                # closing the descriptor releases the flock: on close(), or when a
+                # dropped Journal is collected
+                fd = _lock_exclusively(Path(self.path + ".lock"))
+                self._unlock = weakref.finalize(self, os.close, fd)
             self._db = sqlite3.connect(self.path, isolation_level=None,
                                        check_same_thread=False)
             self._db.execute("PRAGMA journal_mode=WAL")
             self._db.execute("PRAGMA synchronous=FULL")
             self._db.executescript(_SCHEMA)
         except (sqlite3.Error, OSError) as exc:
+            if self._unlock is not None:
+                self._unlock()
             raise JournalError(f"cannot open the journal {self.path}: {exc}") from exc
 
     def close(self) -> None:
-        """Close the SQLite connection (committed data is already durable)."""
+        """Close the SQLite connection and release the file lock (data is already durable)."""
         self._db.close()
+        if self._unlock is not None:
+            self._unlock()  # runs os.close once, however often close() is called
 
     # -- writes -------------------------------------------------------------------------
     def record(self, turn: Turn, vector: np.ndarray, *, judge: str | None,
