@@ -93,6 +93,16 @@ class TestChromaEpisodeStore:
         with pytest.raises(ValueError):
             store.list(limit=0)
 
+    def test_sizes_beyond_32_bits_mean_all_not_overflow(self, backend: ChromaBackend,
+                                                        tenant_name: TenantName) -> None:
+        # found by the CLI fuzz: `episeg episodes --limit 10000000000` raised OverflowError
+        store = backend.store_for(tenant_name("a"))
+        store.add([make_episode(f"e{i}", [1, i]) for i in range(3)])
+        for huge in (2**31, 10**10, 2**64):
+            assert len(store.list(limit=huge)) == 3
+            assert store.list(offset=huge) == []
+            assert len(store.query(unit([1, 0]), k=huge)) == 3
+
     def test_update_rewrites_recall_metadata_only(self, backend: ChromaBackend,
                                                   tenant_name: TenantName) -> None:
         store = backend.store_for(tenant_name("a"))

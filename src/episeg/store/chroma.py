@@ -51,6 +51,8 @@ __all__ = ["ChromaBackend", "ChromaEpisodeStore"]
 
 log = logging.getLogger(__name__)
 _WRITE_BATCH = 5000
+# limit/offset/n_results cross into Chroma's Rust core as 32-bit integers (OverflowError above)
+_CHROMA_MAX_INT = 2**31 - 1
 # The document (the transcript, for people browsing the collection) is derivable
 # from the turns in the metadata, so reads skip it: ~20% faster queries.
 _READ_INCLUDE: Any = ["metadatas", "embeddings"]
@@ -199,7 +201,7 @@ class ChromaEpisodeStore:
         if k < 1:
             raise ValueError(f"k must be >= 1, got {k}")
         vector = np.asarray(embedding, dtype=np.float32).reshape(1, -1)
-        n = k if include_archived else k + 8
+        n = min(k if include_archived else k + 8, _CHROMA_MAX_INT)
         while True:
             with _translate("query"):
                 res = self._col.query(query_embeddings=vector, n_results=n,
@@ -210,15 +212,22 @@ class ChromaEpisodeStore:
             sims = {i: 1.0 - float(d) for i, d in zip(ids, res["distances"][0], strict=True)}
             hits = [(ep, sims[ep.id]) for ep in self._decode_rows(rows)
                     if include_archived or not ep.archived]
-            if len(hits) >= k or len(ids) < n:
+            if len(hits) >= k or len(ids) < n or n == _CHROMA_MAX_INT:
                 return hits[:k]
-            n *= 2
+            n = min(n * 2, _CHROMA_MAX_INT)
 
     def list(self, *, limit: int = 100, offset: int = 0,
              include_archived: bool = False) -> builtins.list[Episode]:
-        """A page of this tenant's episodes in storage order."""
+        """A page of this tenant's episodes in storage order.
+
+        ``limit`` and ``offset`` beyond Chroma's 32-bit range mean "all" and
+        "past the end" (no collection is that large), not an overflow.
+        """
         if limit < 1 or offset < 0:
             raise ValueError(f"need limit >= 1 and offset >= 0, got {limit}, {offset}")
+        if offset > _CHROMA_MAX_INT:
+            return []
+        limit = min(limit, _CHROMA_MAX_INT)
         where = None if include_archived else {"archived": False}
         with _translate("list"):
             res = self._col.get(where=where, limit=limit, offset=offset, include=_READ_INCLUDE)
