@@ -78,7 +78,8 @@ def _build_parser() -> argparse.ArgumentParser:
     p.add_argument("--no-flush", action="store_true",
                    help="leave the last episode of each session open (not stored)")
     p.add_argument("--progress-every", type=int, default=1000, metavar="N",
-                   help="progress line on stderr every N turns (0: never; default 1000)")
+                   help="progress on stderr: a bar on a terminal, else a line every N turns "
+                        "(0: none; default 1000)")
 
     p = sub.add_parser("episodes", parents=c, help="list a tenant's stored episodes")
     _user(p)

@@ -15,7 +15,6 @@ import importlib
 import json
 import os
 import sys
-import time
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from datetime import UTC, datetime
@@ -23,6 +22,7 @@ from typing import IO, Any
 
 from episeg.errors import ConfigError, EpisegError
 from episeg.memory import Memory
+from episeg.progress import IngestProgress
 from episeg.runtime import all_episodes, open_memory
 from episeg.transcript import iter_turns
 from episeg.types import Episode, Turn
@@ -52,6 +52,14 @@ def _source(name: str) -> Iterator[IO[bytes]]:
             yield handle
 
 
+def _size(handle: IO[bytes]) -> int | None:
+    """Bytes in a regular file (for the progress bar); ``None`` for pipes and streams."""
+    try:
+        return os.fstat(handle.fileno()).st_size if handle.seekable() else None
+    except (OSError, ValueError):  # io.UnsupportedOperation is both
+        return None
+
+
 def _turns(args: argparse.Namespace, handle: IO[bytes]) -> Iterator[Turn]:
     return iter_turns(handle, user=args.user, session=args.session, assign_ts=args.assign_ts)
 
@@ -69,16 +77,16 @@ def cmd_ingest(args: argparse.Namespace) -> int:
         raise ConfigError(f"--progress-every must be >= 0, got {args.progress_every}")
     memory = _memory(args)
     count, stored, users = 0, [], set()
-    started = time.monotonic()
     with _source(args.file) as handle:
+        size = _size(handle)
+        progress = IngestProgress(sys.stderr, every=args.progress_every, total_bytes=size)
         for turn in _turns(args, handle):
             stored.extend(memory.observe(turn))
             users.add(turn.user)
             count += 1
-            if args.progress_every and count % args.progress_every == 0:
-                rate = count / max(time.monotonic() - started, 1e-9)
-                print(f"episeg: {count} turns, {len(stored)} episodes ({rate:.0f} turns/s)",
-                      file=sys.stderr, flush=True)
+            progress.update(turns=count, episodes=len(stored),
+                            bytes_read=handle.tell() if size is not None else None)
+        progress.finish(turns=count, episodes=len(stored))
     flushed = [] if args.no_flush else memory.flush()
     stored.extend(flushed)
     stats = memory.segmenter.stats
