@@ -87,6 +87,9 @@ def _lock_exclusively(lock_path: Path) -> int:
             raise JournalError(
                 f"the journal {lock_path.with_suffix('')} is in use by another Memory "
                 f"(process {holder}); use one Memory per path") from None
+        except OSError:  # e.g. ENOLCK: no locks on this filesystem
+            os.close(fd)
+            raise
         os.ftruncate(fd, 0)
         os.pwrite(fd, str(os.getpid()).encode("ascii"), 0)
         return fd
