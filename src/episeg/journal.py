@@ -30,6 +30,7 @@ turns in one transaction. Every SQLite failure becomes :class:`JournalError`.
 
 from __future__ import annotations
 
+import contextlib
 import fcntl
 import gc
 import io
@@ -90,8 +91,9 @@ def _lock_exclusively(lock_path: Path) -> int:
         except OSError:  # e.g. ENOLCK: no locks on this filesystem
             os.close(fd)
             raise
-        os.ftruncate(fd, 0)
-        os.pwrite(fd, str(os.getpid()).encode("ascii"), 0)
+        with contextlib.suppress(OSError):  # the pid is a courtesy: a full disk may refuse it
+            os.ftruncate(fd, 0)
+            os.pwrite(fd, str(os.getpid()).encode("ascii"), 0)
         return fd
     raise AssertionError("unreachable")  # pragma: no cover
 
