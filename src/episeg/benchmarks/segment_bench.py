@@ -140,6 +140,9 @@ def run_segment_bench(data: str | Path, *, n_turns: int = 2000, single_turns: in
                       scale: Sequence[int] = (1_000, 10_000, 100_000),
                       rounds: int = 6) -> dict[str, Any]:
     """Measure everything listed in the module docstring; returns a JSON-ready dict."""
+    if rounds < 1 or single_turns < rounds or n_turns < rounds:
+        raise ValueError(f"need rounds >= 1 and at least one turn per round, got rounds={rounds}, "
+                         f"single_turns={single_turns}, n_turns={n_turns}")
     from episeg.embedders import MiniLMEmbedder
 
     embedder = MiniLMEmbedder.default()
@@ -202,8 +205,11 @@ def main(argv: Sequence[str] | None = None) -> int:
                         help="alternating baseline/measured rounds (default 6)")
     parser.add_argument("--json", help="also write the result here")
     args = parser.parse_args(argv)
-    result = run_segment_bench(args.data, n_turns=args.turns, single_turns=args.single_turns,
-                               scale=args.scale, rounds=args.rounds)
+    try:
+        result = run_segment_bench(args.data, n_turns=args.turns, single_turns=args.single_turns,
+                                   scale=args.scale, rounds=args.rounds)
+    except ValueError as exc:
+        parser.error(str(exc))
     text = json.dumps(result, indent=2)
     print(text)
     if args.json:
