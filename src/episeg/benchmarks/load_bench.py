@@ -225,8 +225,11 @@ def main(argv: Sequence[str] | None = None) -> int:
     parser.add_argument("--no-baseline", action="store_true")
     parser.add_argument("--json", type=Path, default=None, help="write the results here")
     args = parser.parse_args(argv)
-    res = run_load_bench(args.tenants, args.sessions, args.turns, seed=args.seed,
-                         path=args.path, baseline=not args.no_baseline)
+    try:
+        res = run_load_bench(args.tenants, args.sessions, args.turns, seed=args.seed,
+                             path=args.path, baseline=not args.no_baseline)
+    except ValueError as exc:
+        parser.error(str(exc))
     print(json.dumps(res, indent=2))
     if args.json is not None:
         args.json.write_text(json.dumps(res, indent=2) + "\n", encoding="utf-8")

@@ -151,8 +151,11 @@ def main(argv: Sequence[str] | None = None) -> int:
     results = []
     for n in args.episodes:
         path = None if args.path is None else args.path / f"n{n}"
-        res = run_recall_bench(n, args.tenants, args.queries, path=path, seed=args.seed,
-                               others_each=args.others_each)
+        try:
+            res = run_recall_bench(n, args.tenants, args.queries, path=path, seed=args.seed,
+                                   others_each=args.others_each)
+        except ValueError as exc:
+            parser.error(str(exc))
         results.append(res)
         print(json.dumps(res), flush=True)
     if args.json is not None:
