@@ -15,11 +15,23 @@ from __future__ import annotations
 import importlib
 from collections.abc import Sequence
 
-__all__ = ["main"]
+import numpy as np
+
+__all__ = ["main", "percentiles_ms"]
 
 _BENCHES = {"segment": "episeg.benchmarks.segment_bench",
             "recall": "episeg.benchmarks.recall_bench",
             "load": "episeg.benchmarks.load_bench"}
+
+
+def percentiles_ms(seconds: Sequence[float]) -> tuple[float, float]:
+    """(p50, p99) in milliseconds of latency samples given in seconds.
+
+    >>> [round(ms, 3) for ms in percentiles_ms([0.001, 0.002, 0.003])]
+    [2.0, 2.98]
+    """
+    p50, p99 = np.percentile(np.asarray(seconds, dtype=float) * 1000.0, [50, 99])
+    return float(p50), float(p99)
 
 
 def main(argv: Sequence[str] | None = None) -> int:

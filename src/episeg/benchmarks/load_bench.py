@@ -33,10 +33,10 @@ from pathlib import Path
 from typing import Any
 
 import httpx
-import numpy as np
 
+from episeg.benchmarks import percentiles_ms
 from episeg.errors import EpisegError
-from episeg.testing import free_port
+from episeg.testing import free_port, stop_process
 from episeg.types import Actor, Turn
 
 __all__ = ["main", "make_session", "run_load_bench"]
@@ -101,13 +101,7 @@ class _Server:
             time.sleep(0.25)
 
     def stop(self) -> None:
-        if self._proc.poll() is None:
-            self._proc.terminate()
-            try:
-                self._proc.wait(timeout=20)
-            except subprocess.TimeoutExpired:
-                self._proc.kill()
-                self._proc.wait()
+        stop_process(self._proc, timeout=20)
         self._log.close()
 
 
@@ -198,12 +192,11 @@ def run_load_bench(tenants: int = 8, sessions_per_tenant: int = 4, turns_per_ses
         stored = [row for key in keys.values() for row in _stored_turns(server.url, key)]
     finally:
         server.stop()
-    lat_ms = np.asarray(latencies) * 1000.0 if latencies else np.zeros(1)
+    p50, p99 = percentiles_ms(latencies or [0.0])
     figures: dict[str, Any] = {
         "tenants": tenants, "sessions": len(sessions), "turns": len(sent), "seed": seed,
         "wall_s": wall, "turns_per_s": len(sent) / wall,
-        "latency_p50_ms": float(np.percentile(lat_ms, 50)),
-        "latency_p99_ms": float(np.percentile(lat_ms, 99)),
+        "latency_p50_ms": p50, "latency_p99_ms": p99,
         "errors": len(errors), "error_samples": errors[:5],
         **_check_exactly_once(sent, stored),
     }

@@ -36,6 +36,7 @@ import chromadb
 import numpy as np
 from chromadb.config import Settings
 
+from episeg.benchmarks import percentiles_ms
 from episeg.config import EpisegConfig
 from episeg.recall import Recaller
 from episeg.store import ChromaBackend, ChromaEpisodeStore
@@ -78,11 +79,6 @@ def _fill(store: ChromaEpisodeStore, rng: np.random.Generator, n: int, now: floa
     return spent
 
 
-def _pcts(samples: list[float]) -> tuple[float, float]:
-    arr = np.asarray(samples) * 1000.0
-    return float(np.percentile(arr, 50)), float(np.percentile(arr, 99))
-
-
 def run_recall_bench(n_episodes: int, n_tenants: int = 100, queries: int = 200, *,
                      path: str | Path | None = None, seed: int = 0,
                      others_each: int = 100) -> dict[str, Any]:
@@ -120,7 +116,7 @@ def run_recall_bench(n_episodes: int, n_tenants: int = 100, queries: int = 200, 
         raw.query(query_embeddings=q.reshape(1, -1), n_results=cfg.recall_candidates,
                   include=include)
         samples.append(time.perf_counter() - t0)
-    figures["raw_query_p50_ms"], figures["raw_query_p99_ms"] = _pcts(samples)
+    figures["raw_query_p50_ms"], figures["raw_query_p99_ms"] = percentiles_ms(samples)
     emb = HashingEmbedder(dim=DIM)  # never called: queries are vectors
     for label, reinforce in (("recall", False), ("recall_reinforced", True)):
         recaller = Recaller(target, emb, config=cfg, clock=lambda: now, reinforce=reinforce)
@@ -130,7 +126,7 @@ def run_recall_bench(n_episodes: int, n_tenants: int = 100, queries: int = 200, 
             t0 = time.perf_counter()
             recaller.recall(q, k=10)
             samples.append(time.perf_counter() - t0)
-        figures[f"{label}_p50_ms"], figures[f"{label}_p99_ms"] = _pcts(samples)
+        figures[f"{label}_p50_ms"], figures[f"{label}_p99_ms"] = percentiles_ms(samples)
         figures[f"{label}_ratio"] = figures[f"{label}_p50_ms"] / figures["raw_query_p50_ms"]
     return figures
 

@@ -4,9 +4,9 @@ Fakes here are for unit tests of logic only; every feature of episeg is also
 tested through the real embedder, real Chroma and the real SDKs.
 """
 
-from episeg.testing.chroma_server import ChromaServer, free_port
+from episeg.testing.chroma_server import ChromaServer, free_port, stop_process
 from episeg.testing.fakes import HashingEmbedder, ScriptedJudge
 from episeg.testing.llm_server import LoopbackLLMServer, RecordedRequest, Reply
 
 __all__ = ["ChromaServer", "HashingEmbedder", "LoopbackLLMServer", "RecordedRequest", "Reply",
-           "ScriptedJudge", "free_port"]
+           "ScriptedJudge", "free_port", "stop_process"]

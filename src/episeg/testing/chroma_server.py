@@ -24,7 +24,7 @@ from types import TracebackType
 from episeg.errors import StoreUnavailableError
 from episeg.store import ChromaBackend
 
-__all__ = ["ChromaServer", "free_port"]
+__all__ = ["ChromaServer", "free_port", "stop_process"]
 
 
 def free_port() -> int:
@@ -32,6 +32,17 @@ def free_port() -> int:
     with socket.socket() as s:
         s.bind(("127.0.0.1", 0))
         return int(s.getsockname()[1])
+
+
+def stop_process(proc: subprocess.Popen[bytes], timeout: float = 10.0) -> None:
+    """Terminate ``proc`` and wait; SIGKILL it if it has not exited after ``timeout`` s."""
+    if proc.poll() is None:
+        proc.terminate()
+        try:
+            proc.wait(timeout=timeout)
+        except subprocess.TimeoutExpired:
+            proc.kill()
+            proc.wait()
 
 
 def _chroma_cli() -> str:
@@ -94,12 +105,8 @@ class ChromaServer:
 
     def stop(self) -> None:
         """Terminate the server cleanly (SIGKILL after 10 s)."""
-        if self._proc is not None and self._proc.poll() is None:
-            self._proc.terminate()
-            try:
-                self._proc.wait(timeout=10)
-            except subprocess.TimeoutExpired:
-                self.kill()
+        if self._proc is not None:
+            stop_process(self._proc, timeout=10)
 
     def __enter__(self) -> ChromaServer:
         return self
