@@ -1,8 +1,9 @@
 #!/usr/bin/env bash
 # episeg's one entry point.
 #   ./run.sh demo     set everything up (first run only) and run the offline demo
-#   ./run.sh test     set up if needed and run the whole test suite (pytest args pass through)
-#   ./run.sh lint     ruff + mypy
+#   ./run.sh test       set up if needed and run the whole test suite (pytest args pass through)
+#   ./run.sh test-fast  the fast tier: pytest -m "not slow" (no model load, no servers)
+#   ./run.sh lint       ruff check, ruff format --check, the structure check, mypy
 #   ./run.sh setup    only install
 set -euo pipefail
 cd "$(dirname "$0")"
@@ -28,6 +29,11 @@ case "$cmd" in
   setup) setup ;;
   demo)  setup; exec "$VENV/bin/episeg" demo "$@" ;;
   test)  setup; exec "$VENV/bin/python" -m pytest "$@" ;;
-  lint)  setup; "$VENV/bin/ruff" check src tests; exec "$VENV/bin/mypy" ;;
-  *) echo "usage: ./run.sh [demo|test|lint|setup] [args...]" >&2; exit 2 ;;
+  test-fast) setup; exec "$VENV/bin/python" -m pytest -m "not slow" "$@" ;;
+  lint)  setup
+         "$VENV/bin/ruff" check src tests tools
+         "$VENV/bin/ruff" format --check src tests tools
+         "$VENV/bin/python" tools/check_imports.py
+         exec "$VENV/bin/mypy" ;;
+  *) echo "usage: ./run.sh [demo|test|test-fast|lint|setup] [args...]" >&2; exit 2 ;;
 esac

@@ -21,12 +21,18 @@ import atheris
 
 from episeg import transcript, types
 from episeg.errors import TurnValidationError
-from episeg.transcript import iter_turns
+from episeg.interfaces.transcript import iter_turns
 
 # Instrument only the reader's own code: instrument_imports() would also instrument
 # chromadb (pulled in by the package root) and spend minutes doing it.
-for func in (transcript.iter_turns, transcript._decode, transcript._normalise,
-             types.Turn.from_dict, types.Turn.__post_init__, types._ParsableEnum.parse.__func__):
+for func in (
+    transcript.iter_turns,
+    transcript._decode,
+    transcript._normalise,
+    types.Turn.from_dict,
+    types.Turn.__post_init__,
+    types._ParsableEnum.parse.__func__,
+):
     atheris.instrument_func(func)
 
 STRICT = os.environ.get("EPISEG_FUZZ_STRICT") == "1"

@@ -11,20 +11,20 @@ rerank reinforced by use.
 
 from episeg.config import EpisegConfig, JudgeGate
 from episeg.errors import (
-                           BackendUnavailableError,
-                           ConfigError,
-                           EpisegError,
-                           JournalError,
-                           JudgeError,
-                           ScoringError,
-                           StoreError,
-                           StoreUnavailableError,
-                           TenantError,
-                           TurnValidationError,
+    BackendUnavailableError,
+    ConfigError,
+    EpisegError,
+    JournalError,
+    JudgeError,
+    ScoringError,
+    StoreError,
+    StoreUnavailableError,
+    TenantError,
+    TurnValidationError,
 )
+from episeg.interfaces.transcript import iter_turns, read_transcript, write_transcript
 from episeg.memory import Memory
-from episeg.segmenter import ALL_SIGNALS, Segmenter
-from episeg.transcript import iter_turns, read_transcript, write_transcript
+from episeg.segmentation.segmenter import ALL_SIGNALS, Segmenter
 from episeg.types import Actor, Decision, Episode, Salience, Turn, TurnType, Verdict
 
 __version__ = "0.1.0"

@@ -158,24 +158,42 @@ class EpisegConfig:
         object.__setattr__(self, "recall_weights", tuple(float(w) for w in self.recall_weights))
         valid_actors = ("user", "assistant", "tool", "system")
         if isinstance(self.hint_actors, str) or not set(self.hint_actors) <= set(valid_actors):
-            raise ConfigError(f"hint_actors must be a tuple drawn from {valid_actors}, "
-                              f"got {self.hint_actors!r}")
+            raise ConfigError(
+                f"hint_actors must be a tuple drawn from {valid_actors}, got {self.hint_actors!r}"
+            )
         object.__setattr__(self, "hint_actors", tuple(self.hint_actors))
-        _positive_int(self, "window_max_turns", "embed_batch_size", "semantic_min_turns",
-                      "semantic_min_words",
-                      "max_turn_chars", "embed_max_chars", "recall_candidates")
+        _positive_int(
+            self,
+            "window_max_turns",
+            "embed_batch_size",
+            "semantic_min_turns",
+            "semantic_min_words",
+            "max_turn_chars",
+            "embed_max_chars",
+            "recall_candidates",
+        )
         if self.judge_every < 0:
             raise ConfigError(f"judge_every must be >= 0, got {self.judge_every}")
         _in_range(self, "semantic_threshold", 0.0, 2.0, low_open=True)
         _in_range(self, "semantic_decay", 0.0, 1.0, high_open=True)
         _in_range(self, "recency_base", 0.0, 1.0, low_open=True)
         _in_range(self, "archive_floor", 0.0, 1.0)
-        for name in ("window_max_seconds", "drift_threshold", "boundary_evidence",
-                     "strength_initial_days"):
+        for name in (
+            "window_max_seconds",
+            "drift_threshold",
+            "boundary_evidence",
+            "strength_initial_days",
+        ):
             if not getattr(self, name) > 0:
                 raise ConfigError(f"{name} must be > 0, got {getattr(self, name)}")
-        for name in ("drift_delta", "ambiguity_floor", "semantic_weight", "drift_weight",
-                     "structural_weight", "strength_growth_days"):
+        for name in (
+            "drift_delta",
+            "ambiguity_floor",
+            "semantic_weight",
+            "drift_weight",
+            "structural_weight",
+            "strength_growth_days",
+        ):
             if not getattr(self, name) >= 0:
                 raise ConfigError(f"{name} must be >= 0, got {getattr(self, name)}")
         if self.window_hard_factor < 1.0:
@@ -185,7 +203,8 @@ class EpisegConfig:
         object.__setattr__(self, "recall_min_span", tuple(float(w) for w in self.recall_min_span))
         if len(self.recall_min_span) != 3 or any(w < 0 for w in self.recall_min_span):
             raise ConfigError(
-                f"recall_min_span must be 3 non-negative numbers, got {self.recall_min_span}")
+                f"recall_min_span must be 3 non-negative numbers, got {self.recall_min_span}"
+            )
         if len(self.recall_weights) != 3 or any(w < 0 for w in self.recall_weights):
             raise ConfigError(
                 f"recall_weights must be 3 non-negative numbers, got {self.recall_weights}"
@@ -206,8 +225,15 @@ def _positive_int(cfg: EpisegConfig, *names: str) -> None:
             raise ConfigError(f"{name} must be a positive integer, got {value!r}")
 
 
-def _in_range(cfg: EpisegConfig, name: str, low: float, high: float, *,
-              low_open: bool = False, high_open: bool = False) -> None:
+def _in_range(
+    cfg: EpisegConfig,
+    name: str,
+    low: float,
+    high: float,
+    *,
+    low_open: bool = False,
+    high_open: bool = False,
+) -> None:
     value = getattr(cfg, name)
     too_low = value <= low if low_open else value < low
     too_high = value >= high if high_open else value > high

@@ -6,6 +6,18 @@ downloaded at run time (``HF_HUB_OFFLINE`` is forced on while loading).
 >>> from episeg.embedders import MiniLMEmbedder
 >>> MiniLMEmbedder.default().dim  # doctest: +SKIP
 384
+
+:class:`CachingEmbedder` wraps any :class:`~episeg.typing.Embedder` and keeps
+each distinct text's vector in memory (``inner_texts`` counts texts the
+wrapped embedder really saw, ``requested_texts`` what callers asked for);
+``prefetch`` embeds a whole split in one batched call.
+
+>>> from episeg.testing import HashingEmbedder
+>>> inner = HashingEmbedder(dim=16)
+>>> emb = CachingEmbedder(inner)
+>>> emb.prefetch(["a b", "c d"])
+>>> emb.embed(["a b", "c d", "a b"]).shape, inner.texts_embedded, emb.requested_texts
+((3, 16), 2, 3)
 """
 
 from __future__ import annotations
@@ -13,14 +25,15 @@ from __future__ import annotations
 import logging
 import os
 import threading
-from collections.abc import Sequence
+from collections.abc import Iterable, Sequence
 from typing import Any
 
 import numpy as np
 
 from episeg.errors import BackendUnavailableError
+from episeg.typing import Embedder
 
-__all__ = ["MiniLMEmbedder"]
+__all__ = ["CachingEmbedder", "MiniLMEmbedder"]
 
 log = logging.getLogger(__name__)
 _DEFAULT_LOCK = threading.Lock()
@@ -43,8 +56,9 @@ class MiniLMEmbedder:
 
     name = "all-MiniLM-L6-v2"
 
-    def __init__(self, *, threads: int | None = None, batch_size: int = 32,
-                 model_path: str | None = None) -> None:
+    def __init__(
+        self, *, threads: int | None = None, batch_size: int = 32, model_path: str | None = None
+    ) -> None:
         if threads is not None and threads < 1:
             raise ValueError(f"threads must be >= 1 or None, got {threads}")
         if batch_size < 1:
@@ -80,8 +94,11 @@ class MiniLMEmbedder:
             return np.zeros((0, self._dim), dtype=np.float32)
         with self._lock:
             vectors = self._model.encode(
-                list(texts), batch_size=self._batch_size, convert_to_numpy=True,
-                normalize_embeddings=True, show_progress_bar=False,
+                list(texts),
+                batch_size=self._batch_size,
+                convert_to_numpy=True,
+                normalize_embeddings=True,
+                show_progress_bar=False,
             )
         return np.asarray(vectors, dtype=np.float32)
 
@@ -112,3 +129,44 @@ def _load(model_path: str | None, threads: int | None) -> Any:
         return SentenceTransformer(model_path, device="cpu")
     except OSError as exc:
         raise BackendUnavailableError(f"cannot load embedder from {model_path}: {exc}") from exc
+
+
+class CachingEmbedder:
+    """Memoise ``inner.embed`` by exact text (unbounded: meant for evaluation runs)."""
+
+    def __init__(self, inner: Embedder) -> None:
+        self._inner = inner
+        self._cache: dict[str, np.ndarray] = {}
+        self.inner_texts = 0
+        self.requested_texts = 0
+
+    @property
+    def name(self) -> str:
+        return f"cached:{self._inner.name}"
+
+    @property
+    def dim(self) -> int:
+        return self._inner.dim
+
+    def __len__(self) -> int:
+        return len(self._cache)
+
+    def prefetch(self, texts: Iterable[str]) -> None:
+        """Embed every not-yet-cached text in one call to the wrapped embedder."""
+        missing = list(dict.fromkeys(t for t in texts if t not in self._cache))
+        if not missing:
+            return
+        vectors = np.asarray(self._inner.embed(missing), dtype=np.float32)
+        self.inner_texts += len(missing)
+        for text, vector in zip(missing, vectors, strict=True):
+            self._cache[text] = vector
+
+    def embed(self, texts: Sequence[str]) -> np.ndarray:
+        """Vectors for ``texts`` (cached ones are reused, the rest embedded in one batch)."""
+        if isinstance(texts, str):
+            raise TypeError("embed takes a sequence of strings, not one string")
+        self.requested_texts += len(texts)
+        if not texts:
+            return np.zeros((0, self.dim), dtype=np.float32)
+        self.prefetch(texts)
+        return np.stack([self._cache[t] for t in texts])

@@ -5,7 +5,7 @@ per closed episode), one tenant-bound Chroma store per user, and recall with
 reinforcement. The tenant of a turn is its ``user``.
 
 Crash safety (see ``docs/RELIABILITY.md``): every accepted turn is committed
-to a SQLite :class:`~episeg.journal.Journal` before :meth:`Memory.observe`
+to a SQLite :class:`~episeg.durability.journal.Journal` before :meth:`Memory.observe`
 returns, and a closed episode stays in the journal's outbox until the store
 confirms it. A new ``Memory`` on the same path replays the journal: open
 episodes are rebuilt without re-embedding or re-asking the judge, and
@@ -35,12 +35,14 @@ from collections.abc import Callable, Collection, Iterable, Sequence
 from pathlib import Path
 
 from episeg.config import EpisegConfig
+from episeg.durability.journal import Journal
+from episeg.durability.outbox import PendingWriter
+from episeg.durability.recovery import RecoveryReport, recover, replay
+from episeg.durability.tap import JudgeTap
 from episeg.errors import EpisegError, JournalError
-from episeg.forgetting import MaintenanceReport, maintain
-from episeg.journal import Journal
-from episeg.recall import Recaller
-from episeg.recovery import JudgeTap, PendingWriter, RecoveryReport, recover, replay
-from episeg.segmenter import Segmenter
+from episeg.recall.forgetting import MaintenanceReport, maintain
+from episeg.recall.rerank import Recaller
+from episeg.segmentation.segmenter import Segmenter
 from episeg.store import ChromaBackend
 from episeg.store.tenants import collection_name, validate_tenant
 from episeg.types import Episode, Salience, Turn
@@ -95,24 +97,34 @@ class Memory:
         When the journal cannot be opened or read at start-up.
     """
 
-    def __init__(self, *, path: str | Path = ".episeg", config: EpisegConfig | None = None,
-                 embedder: Embedder | None = None, judge: Judge | _Default | None = DEFAULT,
-                 scorer: SalienceScorer | _Default | None = DEFAULT,
-                 backend: ChromaBackend | None = None,
-                 clock: Callable[[], float] = time.time, journal: bool = True,
-                 retry_interval: float = 5.0) -> None:
+    def __init__(
+        self,
+        *,
+        path: str | Path = ".episeg",
+        config: EpisegConfig | None = None,
+        embedder: Embedder | None = None,
+        judge: Judge | _Default | None = DEFAULT,
+        scorer: SalienceScorer | _Default | None = DEFAULT,
+        backend: ChromaBackend | None = None,
+        clock: Callable[[], float] = time.time,
+        journal: bool = True,
+        retry_interval: float = 5.0,
+    ) -> None:
         self.config = config or EpisegConfig()
         self.path = Path(path)
         self.path.mkdir(parents=True, exist_ok=True)
         if embedder is None:
             from episeg.embedders import MiniLMEmbedder
+
             embedder = MiniLMEmbedder.default(batch_size=self.config.embed_batch_size)
         self.embedder = embedder
         if isinstance(judge, _Default):
             from episeg.judges.local import LocalJudge
+
             judge = LocalJudge(embedder=embedder)
         if isinstance(scorer, _Default):
             from episeg.salience.offline import AnchoredOfflineScorer
+
             scorer = AnchoredOfflineScorer(embedder, anchors=self.config.salience_domain)
         self.judge: Judge | None = judge
         self.scorer: SalienceScorer | None = scorer
@@ -160,9 +172,12 @@ class Memory:
             opened = len(self.segmenter.open_turns(*key)) == 1
             try:
                 self.journal.record(
-                    dataclasses.replace(turn, id=clean.id), vector,
-                    judge=self._tap.take(clean.id or "") if self._tap else None, closed=scored,
-                    checkpoint=self.segmenter.checkpoint(*key) if opened else None)
+                    dataclasses.replace(turn, id=clean.id),
+                    vector,
+                    judge=self._tap.take(clean.id or "") if self._tap else None,
+                    closed=scored,
+                    checkpoint=self.segmenter.checkpoint(*key) if opened else None,
+                )
             except JournalError:
                 self._rebuild([key])
                 raise
@@ -224,18 +239,19 @@ class Memory:
                 self._stores[tenant] = self.backend.store_for(tenant)
             return self._stores[tenant]
 
-    def episodes(self, user: str, *, limit: int = 100, offset: int = 0,
-                 include_archived: bool = False) -> list[Episode]:
+    def episodes(
+        self, user: str, *, limit: int = 100, offset: int = 0, include_archived: bool = False
+    ) -> list[Episode]:
         """``user``'s stored episodes in the store's listing order."""
-        return self.store(user).list(limit=limit, offset=offset,
-                                     include_archived=include_archived)
+        return self.store(user).list(limit=limit, offset=offset, include_archived=include_archived)
 
     def recall(self, user: str, query: str, k: int = 5) -> list[ScoredEpisode]:
         """The ``k`` best of ``user``'s episodes for ``query``; reinforces them."""
         return self._recaller(user).recall(query, k)
 
-    def feedback(self, user: str, results: Sequence[ScoredEpisode],
-                 used_ids: Collection[str]) -> tuple[float, float, float]:
+    def feedback(
+        self, user: str, results: Sequence[ScoredEpisode], used_ids: Collection[str]
+    ) -> tuple[float, float, float]:
         """Tell recall which results were used; the tenant's weights learn from it."""
         return self._recaller(user).feedback(results, used_ids)
 
@@ -251,8 +267,12 @@ class Memory:
                 weights = self.path / "weights" / f"{collection_name(store.tenant)}.json"
                 weights.parent.mkdir(parents=True, exist_ok=True)
                 self._recallers[store.tenant] = Recaller(
-                    store, self.embedder, config=self.config, clock=self._clock,
-                    weights_path=weights)
+                    store,
+                    self.embedder,
+                    config=self.config,
+                    clock=self._clock,
+                    weights_path=weights,
+                )
             return self._recallers[store.tenant]
 
     def _scored(self, episode: Episode) -> Episode:
@@ -262,8 +282,10 @@ class Memory:
 
     def _check_usable(self) -> None:
         if self._broken is not None:
-            raise JournalError(f"this Memory lost its journal state ({self._broken}); "
-                               "open a new Memory on the same path to recover")
+            raise JournalError(
+                f"this Memory lost its journal state ({self._broken}); "
+                "open a new Memory on the same path to recover"
+            )
 
     def _rebuild(self, keys: Iterable[tuple[str, str]]) -> None:
         """Reset sessions to what the journal holds (after a failed observe/flush)."""
@@ -285,6 +307,7 @@ class Memory:
         try:
             return self.scorer.score(episode)
         except EpisegError as exc:  # scorers should not raise; record it if one does
-            log.warning("salience scorer %s raised on episode %s: %s",
-                        self.scorer.name, episode.id, exc)
+            log.warning(
+                "salience scorer %s raised on episode %s: %s", self.scorer.name, episode.id, exc
+            )
             return Salience.unscored(f"scorer raised: {exc}", scorer=self.scorer.name)

@@ -41,11 +41,15 @@ _WORD = re.compile(r"[a-z0-9][a-z0-9_\-']*[a-z0-9]|[a-z0-9]")
 _TOOL_ERROR = re.compile(
     r"\b(traceback|exception|error|errno|failed|failure|fatal|panic|segfault|denied|refused|"
     r"timed? ?out|not found|exit (?:code|status) [1-9]\d*|"
-    r"[45]\d\d (?:bad|unauthori[sz]ed|forbidden|not found|internal))\b", re.IGNORECASE)
+    r"[45]\d\d (?:bad|unauthori[sz]ed|forbidden|not found|internal))\b",
+    re.IGNORECASE,
+)
 _CORRECTION = re.compile(
     r"^\s*(no\b|nope\b|wrong\b|that'?s (?:not|wrong|incorrect)|that is (?:not|wrong|incorrect)|"
     r"actually\b|not quite\b|not what\b|incorrect\b|wait\b|i meant\b|instead\b|correction\b|"
-    r"you (?:misunderstood|got it wrong))", re.IGNORECASE)
+    r"you (?:misunderstood|got it wrong))",
+    re.IGNORECASE,
+)
 
 
 def content_words(text: str) -> list[str]:

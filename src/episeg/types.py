@@ -240,7 +240,8 @@ class Salience:
 
     def __post_init__(self) -> None:
         if self.score is not None and (
-            isinstance(self.score, bool) or not isinstance(self.score, int)
+            isinstance(self.score, bool)
+            or not isinstance(self.score, int)
             or not 1 <= self.score <= 10
         ):
             raise ValueError(f"salience score must be an integer 1-10 or None, got {self.score!r}")

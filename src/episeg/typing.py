@@ -102,7 +102,7 @@ class ScoredEpisode:
     """A recalled episode with each rerank term's contribution.
 
     ``importance_imputed`` is True when the episode was unscored and its
-    importance term used the candidates' median (see :mod:`episeg.recall`).
+    importance term used the candidates' median (see :mod:`episeg.recall.rerank`).
     """
 
     episode: Episode
@@ -130,8 +130,9 @@ class EpisodeStore(Protocol):
 
     def query(self, embedding: np.ndarray, k: int) -> list[tuple[Episode, float]]: ...
 
-    def list(self, *, limit: int = 100, offset: int = 0,
-             include_archived: bool = False) -> list[Episode]: ...
+    def list(
+        self, *, limit: int = 100, offset: int = 0, include_archived: bool = False
+    ) -> list[Episode]: ...
 
     def count(self) -> int: ...
 

@@ -14,8 +14,10 @@ def data_root() -> Path:
     """``../shared/data/segmentation``; a missing directory fails loudly, it is not skipped."""
     root = default_data_root()
     if root is None:
-        pytest.fail("evaluation data not found: expected ../shared/data/segmentation next to "
-                    "the repository root")
+        pytest.fail(
+            "evaluation data not found: expected ../shared/data/segmentation next to "
+            "the repository root"
+        )
     return root
 
 

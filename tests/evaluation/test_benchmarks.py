@@ -20,15 +20,34 @@ def test_segment_bench_with_the_real_model(tiage_dev: Path) -> None:
         assert res[key] > 0, key
     # the ratio is the two totals divided, so it must match the reported rates
     assert res["streaming_ratio_to_single_encode"] == pytest.approx(
-        res["streaming_tps"] / res["raw_encode_single_tps"], rel=0.02)
+        res["streaming_tps"] / res["raw_encode_single_tps"], rel=0.02
+    )
     assert res["scaling"][0]["turns"] == 200 and res["scaling"][0]["episodes"] >= 1
 
 
 @pytest.mark.slow
 def test_recall_bench_cli_writes_its_json(tmp_path: Path) -> None:
     out = tmp_path / "recall.json"
-    assert bench_main(["recall", "--episodes", "300", "--tenants", "3", "--others-each", "20",
-                       "--queries", "10", "--path", str(tmp_path), "--json", str(out)]) == 0
+    assert (
+        bench_main(
+            [
+                "recall",
+                "--episodes",
+                "300",
+                "--tenants",
+                "3",
+                "--others-each",
+                "20",
+                "--queries",
+                "10",
+                "--path",
+                str(tmp_path),
+                "--json",
+                str(out),
+            ]
+        )
+        == 0
+    )
     (row,) = json.loads(out.read_text())
     assert row["total_rows"] == 340 and row["raw_query_p50_ms"] > 0
     assert row["recall_ratio"] == pytest.approx(row["recall_p50_ms"] / row["raw_query_p50_ms"])

@@ -24,8 +24,10 @@ TOPIC_B = ["stock prices fell sharply", "the stock market prices", "investors so
 
 
 def _turns(texts: list[str]) -> list[Turn]:
-    return [Turn(actor=Actor.USER if i % 2 == 0 else Actor.ASSISTANT, text=t, ts=30.0 * i)
-            for i, t in enumerate(texts)]
+    return [
+        Turn(actor=Actor.USER if i % 2 == 0 else Actor.ASSISTANT, text=t, ts=30.0 * i)
+        for i, t in enumerate(texts)
+    ]
 
 
 class TestTextTiling:

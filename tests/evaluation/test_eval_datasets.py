@@ -21,9 +21,14 @@ from episeg.types import Actor
 
 
 def _row(did: str = "d", n: int = 4, boundaries: list[Any] | None = None) -> dict[str, Any]:
-    return {"id": did, "source": "test", "boundaries": [2] if boundaries is None else boundaries,
-            "turns": [{"speaker": "user" if i % 2 == 0 else "agent", "text": f"turn {i}"}
-                      for i in range(n)]}
+    return {
+        "id": did,
+        "source": "test",
+        "boundaries": [2] if boundaries is None else boundaries,
+        "turns": [
+            {"speaker": "user" if i % 2 == 0 else "agent", "text": f"turn {i}"} for i in range(n)
+        ],
+    }
 
 
 def _write(tmp_path: Path, lines: list[str]) -> Path:
@@ -40,17 +45,22 @@ class TestReader:
         assert d.boundaries == [2] and len(d) == 4
         assert {t.session for t in d.turns} == {"d"}
 
-    @pytest.mark.parametrize(("bad_line", "needle"), [
-        ("{not json", "invalid JSON"),
-        (json.dumps(_row(boundaries=[4])), "boundary 4 out of range"),
-        (json.dumps(_row(boundaries=[0])), "boundary 0 out of range"),
-        (json.dumps(_row(boundaries=[3, 2])), "sorted"),
-        (json.dumps(_row(boundaries=[2, 2])), "sorted"),
-        (json.dumps(_row(boundaries=["2"])), "list of integers"),
-        (json.dumps({"id": "x", "turns": []}), "missing field"),
-        (json.dumps({**_row(), "turns": [{"speaker": "robot", "text": "hi"}]}),
-         "unknown speaker 'robot'"),
-    ])
+    @pytest.mark.parametrize(
+        ("bad_line", "needle"),
+        [
+            ("{not json", "invalid JSON"),
+            (json.dumps(_row(boundaries=[4])), "boundary 4 out of range"),
+            (json.dumps(_row(boundaries=[0])), "boundary 0 out of range"),
+            (json.dumps(_row(boundaries=[3, 2])), "sorted"),
+            (json.dumps(_row(boundaries=[2, 2])), "sorted"),
+            (json.dumps(_row(boundaries=["2"])), "list of integers"),
+            (json.dumps({"id": "x", "turns": []}), "missing field"),
+            (
+                json.dumps({**_row(), "turns": [{"speaker": "robot", "text": "hi"}]}),
+                "unknown speaker 'robot'",
+            ),
+        ],
+    )
     def test_errors_name_the_line(self, tmp_path: Path, bad_line: str, needle: str) -> None:
         path = _write(tmp_path, [json.dumps(_row("ok1")), json.dumps(_row("ok2")), bad_line])
         with pytest.raises(TurnValidationError) as info:

@@ -99,12 +99,14 @@ class TestBoundaryF1:
 class TestAgainstReferenceImplementations:
     @settings(max_examples=200, deadline=None)
     @given(segmentation_pair())
-    def test_pk_equals_segeval_with_explicit_window(self, case: tuple[int, list[int],
-                                                                      list[int]]) -> None:
+    def test_pk_equals_segeval_with_explicit_window(
+        self, case: tuple[int, list[int], list[int]]
+    ) -> None:
         n, ref, hyp = case
         k = window_size(ref, n)
-        expected = float(segeval.pk(boundaries_to_masses(hyp, n), boundaries_to_masses(ref, n),
-                                    window_size=k))
+        expected = float(
+            segeval.pk(boundaries_to_masses(hyp, n), boundaries_to_masses(ref, n), window_size=k)
+        )
         assert pk(ref, hyp, n=n) == pytest.approx(expected, abs=1e-12)
 
     @settings(max_examples=200, deadline=None)
@@ -112,8 +114,11 @@ class TestAgainstReferenceImplementations:
     def test_windowdiff_equals_segeval(self, case: tuple[int, list[int], list[int]]) -> None:
         n, ref, hyp = case
         k = window_size(ref, n)
-        expected = float(segeval.window_diff(boundaries_to_masses(hyp, n),
-                                             boundaries_to_masses(ref, n), window_size=k))
+        expected = float(
+            segeval.window_diff(
+                boundaries_to_masses(hyp, n), boundaries_to_masses(ref, n), window_size=k
+            )
+        )
         assert window_diff(ref, hyp, n=n) == pytest.approx(expected, abs=1e-12)
 
     @settings(max_examples=200, deadline=None)
@@ -128,10 +133,12 @@ class TestAgainstReferenceImplementations:
     @settings(max_examples=150, deadline=None)
     @given(segmentation_pair())
     def test_segeval_default_window_is_ours_with_floor_two(
-            self, case: tuple[int, list[int], list[int]]) -> None:
+        self, case: tuple[int, list[int], list[int]]
+    ) -> None:
         # segeval's default window uses the same rounding but never goes below 2.
         n, ref, hyp = case
         masses_ref, masses_hyp = boundaries_to_masses(ref, n), boundaries_to_masses(hyp, n)
         assert window_size(ref, n, min_window=2) == segeval.compute_window_size(masses_ref)
         assert pk(ref, hyp, n=n, min_window=2) == pytest.approx(
-            float(segeval.pk(masses_hyp, masses_ref)), abs=1e-12)
+            float(segeval.pk(masses_hyp, masses_ref)), abs=1e-12
+        )

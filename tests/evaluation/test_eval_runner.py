@@ -53,11 +53,24 @@ class TestEvaluate:
 
 
 class TestMain:
-    def test_writes_table_json_and_png(self, tiage_dev: Path, tmp_path: Path,
-                                       capsys: pytest.CaptureFixture[str]) -> None:
+    def test_writes_table_json_and_png(
+        self, tiage_dev: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+    ) -> None:
         out_json, out_png = tmp_path / "r.json", tmp_path / "r.png"
-        code = main(["--data", str(tiage_dev), "--configs", "texttiling,even,none", "--limit",
-                     "15", "--json", str(out_json), "--plot", str(out_png)])
+        code = main(
+            [
+                "--data",
+                str(tiage_dev),
+                "--configs",
+                "texttiling,even,none",
+                "--limit",
+                "15",
+                "--json",
+                str(out_json),
+                "--plot",
+                str(out_png),
+            ]
+        )
         assert code == 0
         table = capsys.readouterr().out
         assert "texttiling" in table and "Pk" in table
@@ -80,8 +93,7 @@ class TestConfigs:
         fn = build_segment_fn(name, tuning=dialogues, embedder=emb)
         r = evaluate(dialogues, fn, name)
         assert r.embed_calls_per_1k_turns == pytest.approx(1000.0)
-        assert (r.judge_calls_per_1k_turns > 0) == (name in ("prediction-local", "layered",
-                                                              "seed"))
+        assert (r.judge_calls_per_1k_turns > 0) == (name in ("prediction-local", "layered", "seed"))
 
     def test_even_uses_tuning_mean(self) -> None:
         tuning = [_dialogue("t", 12, [4, 8])]
@@ -92,8 +104,9 @@ class TestConfigs:
 class TestTune:
     def test_grid_search_picks_lowest_pk(self) -> None:
         gold = [_dialogue("a", 12, [3, 6, 9]), _dialogue("b", 9, [3, 6])]
-        result = grid_search(gold, lambda p: build_segment_fn("even", overrides=p),
-                             {"every": [2, 3, 5]}, name="even")
+        result = grid_search(
+            gold, lambda p: build_segment_fn("even", overrides=p), {"every": [2, 3, 5]}, name="even"
+        )
         assert result.best == {"every": 3}
         assert result.best_result.pk == 0.0
         assert len(result.trials) == 3
@@ -115,12 +128,29 @@ def test_caching_embedder_embeds_each_text_once() -> None:
 
 
 def test_tune_cli_searches_tuning_split_and_reports_held_out(
-        tiage_dev: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    tiage_dev: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
     from episeg.evaluation.tune import main as tune_main
 
     out = tmp_path / "tune.json"
-    assert tune_main(["--data", str(tiage_dev), "--config", "texttiling", "--grid", "block=2,3",
-                      "--limit", "10", "--report", "--json", str(out)]) == 0
+    assert (
+        tune_main(
+            [
+                "--data",
+                str(tiage_dev),
+                "--config",
+                "texttiling",
+                "--grid",
+                "block=2,3",
+                "--limit",
+                "10",
+                "--report",
+                "--json",
+                str(out),
+            ]
+        )
+        == 0
+    )
     document = json.loads(out.read_text())
     assert document["best"]["block"] in (2, 3)
     assert {t["dataset"] for t in document["trials"]} == {"tiage_dev:tune"}

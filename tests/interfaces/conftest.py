@@ -7,8 +7,8 @@ from pathlib import Path
 
 import pytest
 
-from episeg.runtime import default_embedder, open_memory
-from episeg.service import create_app
+from episeg.interfaces.runtime import default_embedder, open_memory
+from episeg.interfaces.service import create_app
 from episeg.testing import HashingEmbedder
 from episeg.typing import Embedder
 from tests.interfaces.helpers import KEYS, LiveServer

@@ -27,8 +27,9 @@ class LiveServer:
     def __init__(self, app: FastAPI) -> None:
         self.port = free_port()
         self.url = f"http://127.0.0.1:{self.port}"
-        config = uvicorn.Config(app, host="127.0.0.1", port=self.port, log_level="warning",
-                                workers=1)
+        config = uvicorn.Config(
+            app, host="127.0.0.1", port=self.port, log_level="warning", workers=1
+        )
         self._server = uvicorn.Server(config)
         self._thread = threading.Thread(target=self._server.run, daemon=True)
         self._thread.start()

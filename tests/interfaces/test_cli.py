@@ -12,21 +12,23 @@ from typing import Any
 
 import pytest
 
-from episeg.cli import EXIT_BAD_INPUT, EXIT_STORE_DOWN, main
-from episeg.cli_commands import COMMANDS
 from episeg.errors import EpisegError
+from episeg.interfaces.cli import EXIT_BAD_INPUT, EXIT_STORE_DOWN, main
+from episeg.interfaces.cli_commands import COMMANDS
 from episeg.typing import Embedder
 from tests.interfaces.helpers import SAMPLE, free_port
 
 pytestmark = pytest.mark.slow
 
 
-SHORT = [{"actor": "user", "text": "the login returns 401 after the key rotation", "ts": 0},
-         {"actor": "assistant", "text": "Reload the jwt public key. <episode_boundary>", "ts": 1},
-         {"actor": "user", "text": "now bump the prod deploy version", "ts": 2},
-         {"actor": "assistant", "text": "Edit version.tf and apply.", "ts": 3},
-         {"actor": "user", "text": "thanks, that worked", "ts": 4},
-         {"actor": "assistant", "text": "Great.", "ts": 5}]
+SHORT = [
+    {"actor": "user", "text": "the login returns 401 after the key rotation", "ts": 0},
+    {"actor": "assistant", "text": "Reload the jwt public key. <episode_boundary>", "ts": 1},
+    {"actor": "user", "text": "now bump the prod deploy version", "ts": 2},
+    {"actor": "assistant", "text": "Edit version.tf and apply.", "ts": 3},
+    {"actor": "user", "text": "thanks, that worked", "ts": 4},
+    {"actor": "assistant", "text": "Great.", "ts": 5},
+]
 
 
 @pytest.fixture
@@ -53,42 +55,56 @@ def store(tmp_path_factory: pytest.TempPathFactory, real_embedder: Embedder) -> 
 
 class TestCliIngest:
     def test_sample_is_stored_and_tiles_the_transcript(
-            self, store: str, capsys: pytest.CaptureFixture[str]) -> None:
+        self, store: str, capsys: pytest.CaptureFixture[str]
+    ) -> None:
         episodes = run_json(capsys, "episodes", "--path", store, "--user", "alice")
         assert len(episodes) >= 2
         assert sum(e["turn_count"] for e in episodes) == 20
         assert {e["user"] for e in episodes} == {"alice"}
 
     def test_stdin_defaults_and_assigned_timestamps(
-            self, tmp_path: Path, capsys: pytest.CaptureFixture[str],
-            monkeypatch: pytest.MonkeyPatch) -> None:
-        lines = [{"actor": "user", "text": "how do I rotate the jwt key?"},
-                 {"actor": "assistant", "text": "Edit auth.yml and reload."},
-                 {"actor": "user", "text": "thanks", "user": "carol", "session": "x"}]
+        self, tmp_path: Path, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
+    ) -> None:
+        lines = [
+            {"actor": "user", "text": "how do I rotate the jwt key?"},
+            {"actor": "assistant", "text": "Edit auth.yml and reload."},
+            {"actor": "user", "text": "thanks", "user": "carol", "session": "x"},
+        ]
         data = "\n".join(json.dumps(line) for line in lines).encode()
         monkeypatch.setattr(sys, "stdin", io.TextIOWrapper(io.BytesIO(data)))
-        out = run_json(capsys, "ingest", "-", "--path", str(tmp_path), "--user", "bob",
-                       "--session", "s1", "--assign-ts")
+        out = run_json(
+            capsys,
+            "ingest",
+            "-",
+            "--path",
+            str(tmp_path),
+            "--user",
+            "bob",
+            "--session",
+            "s1",
+            "--assign-ts",
+        )
         assert out["turns"] == 3 and out["users"] == ["bob", "carol"] and out["flushed"] == 2
-        [bob] = run_json(capsys, "episodes", "--path", str(tmp_path), "--user", "bob",
-                         "--turns")
+        [bob] = run_json(capsys, "episodes", "--path", str(tmp_path), "--user", "bob", "--turns")
         assert bob["session"] == "s1"
         assert [t["ts"] for t in bob["turns"]] == [0.0, 1.0]
-        [carol] = run_json(capsys, "episodes", "--path", str(tmp_path), "--user", "carol",
-                           "--turns")
+        [carol] = run_json(
+            capsys, "episodes", "--path", str(tmp_path), "--user", "carol", "--turns"
+        )
         assert carol["session"] == "x" and carol["turns"][0]["ts"] == 2.0
 
     def test_no_flush_leaves_the_open_episode_unstored(
-            self, tmp_path: Path, short: Path, capsys: pytest.CaptureFixture[str]) -> None:
+        self, tmp_path: Path, short: Path, capsys: pytest.CaptureFixture[str]
+    ) -> None:
         out = run_json(capsys, "ingest", str(short), "--path", str(tmp_path), "--no-flush")
         stored = run_json(capsys, "episodes", "--path", str(tmp_path))
         assert out["flushed"] == 0 and out["episodes"] == len(stored) == 1
         assert stored[0]["turn_count"] == 2
 
-    def test_progress_goes_to_stderr(self, tmp_path: Path, short: Path,
-                                     capsys: pytest.CaptureFixture[str]) -> None:
-        assert main(["ingest", str(short), "--path", str(tmp_path),
-                     "--progress-every", "2"]) == 0
+    def test_progress_goes_to_stderr(
+        self, tmp_path: Path, short: Path, capsys: pytest.CaptureFixture[str]
+    ) -> None:
+        assert main(["ingest", str(short), "--path", str(tmp_path), "--progress-every", "2"]) == 0
         captured = capsys.readouterr()
         progress = [line for line in captured.err.splitlines() if "turns/s" in line]
         assert [line.split()[1] for line in progress] == ["2", "4", "6"]
@@ -97,7 +113,8 @@ class TestCliIngest:
 
 class TestCliEpisodes:
     def test_human_listing_names_salience_range_and_reasons(
-            self, store: str, capsys: pytest.CaptureFixture[str]) -> None:
+        self, store: str, capsys: pytest.CaptureFixture[str]
+    ) -> None:
         capsys.readouterr()
         assert main(["episodes", "--path", store, "--user", "alice"]) == 0
         out = capsys.readouterr().out
@@ -105,29 +122,30 @@ class TestCliEpisodes:
         assert "opened by: start of the session" in out
         assert "opened by: semantic" in out or "opened by: marker" in out
 
-    def test_another_user_sees_nothing(self, store: str,
-                                       capsys: pytest.CaptureFixture[str]) -> None:
+    def test_another_user_sees_nothing(
+        self, store: str, capsys: pytest.CaptureFixture[str]
+    ) -> None:
         assert run_json(capsys, "episodes", "--path", store, "--user", "mallory") == []
 
 
 class TestCliRecall:
-    def test_breakdown_sums_to_score(self, store: str,
-                                     capsys: pytest.CaptureFixture[str]) -> None:
-        hits = run_json(capsys, "recall", "--path", store, "--user", "alice",
-                        "terraform state lock", "--k", "2")
+    def test_breakdown_sums_to_score(self, store: str, capsys: pytest.CaptureFixture[str]) -> None:
+        hits = run_json(
+            capsys, "recall", "--path", store, "--user", "alice", "terraform state lock", "--k", "2"
+        )
         assert len(hits) == 2
         assert "lock" in " ".join(t["text"] for t in hits[0]["episode"]["turns"])
         for hit in hits:
             assert hit["score"] == pytest.approx(
-                hit["recency"] + hit["importance"] + hit["similarity"])
+                hit["recency"] + hit["importance"] + hit["similarity"]
+            )
         capsys.readouterr()
         assert main(["recall", "--path", store, "--user", "alice", "401 login", "--k", "1"]) == 0
         assert "similarity" in capsys.readouterr().out
 
 
 class TestCliMaintenanceAndCalibration:
-    def test_maintain_and_calibration(self, store: str,
-                                      capsys: pytest.CaptureFixture[str]) -> None:
+    def test_maintain_and_calibration(self, store: str, capsys: pytest.CaptureFixture[str]) -> None:
         report = run_json(capsys, "maintain", "--path", store, "--user", "alice")
         assert report["total"] >= 2 and report["archived"] == 0
         calibration = run_json(capsys, "calibration", "--path", store, "--user", "alice")
@@ -136,22 +154,31 @@ class TestCliMaintenanceAndCalibration:
 
 class TestCliErrors:
     def test_bad_line_is_exit_2_naming_the_line(
-            self, tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+        self, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+    ) -> None:
         bad = tmp_path / "bad.jsonl"
         bad.write_text('{"actor": "user", "text": "hi", "ts": 1}\n{"actor": "robot"}\n')
         assert main(["ingest", str(bad), "--path", str(tmp_path / "s")]) == EXIT_BAD_INPUT
         assert "line 2" in capsys.readouterr().err
 
-    @pytest.mark.parametrize("argv", [
-        ["report", "/nonexistent/x.jsonl"], ["recall", "q", "--k", "0"],
-        ["episodes", "--chroma-url", "ftp://nowhere"], ["episodes", "--limit", "0"]])
-    def test_bad_input_is_exit_2(self, tmp_path: Path, capsys: pytest.CaptureFixture[str],
-                                 argv: list[str]) -> None:
+    @pytest.mark.parametrize(
+        "argv",
+        [
+            ["report", "/nonexistent/x.jsonl"],
+            ["recall", "q", "--k", "0"],
+            ["episodes", "--chroma-url", "ftp://nowhere"],
+            ["episodes", "--limit", "0"],
+        ],
+    )
+    def test_bad_input_is_exit_2(
+        self, tmp_path: Path, capsys: pytest.CaptureFixture[str], argv: list[str]
+    ) -> None:
         assert main([*argv, "--path", str(tmp_path)]) == EXIT_BAD_INPUT
         assert capsys.readouterr().err.startswith("episeg: error:")
 
-    def test_serve_needs_a_keys_file(self, tmp_path: Path, capsys: pytest.CaptureFixture[str],
-                                     monkeypatch: pytest.MonkeyPatch) -> None:
+    def test_serve_needs_a_keys_file(
+        self, tmp_path: Path, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
+    ) -> None:
         monkeypatch.delenv("EPISEG_KEYS_FILE", raising=False)
         assert main(["serve", "--path", str(tmp_path)]) == EXIT_BAD_INPUT
         assert "keys" in capsys.readouterr().err
@@ -166,8 +193,7 @@ class TestCliErrors:
 
 
 class TestCliDelegates:
-    def test_eval_passes_its_arguments_through(self,
-                                               capsys: pytest.CaptureFixture[str]) -> None:
+    def test_eval_passes_its_arguments_through(self, capsys: pytest.CaptureFixture[str]) -> None:
         with pytest.raises(SystemExit) as exit_info:
             main(["eval", "--help"])
         assert exit_info.value.code == 0
@@ -176,7 +202,8 @@ class TestCliDelegates:
     def test_a_missing_module_is_a_clear_error(self) -> None:
         import argparse
 
-        from episeg.cli_commands import _delegate
+        from episeg.interfaces.cli_commands import _delegate
+
         with pytest.raises(EpisegError, match="not installed"):
             _delegate("episeg.not_there")(argparse.Namespace(rest=[]))
         assert {"eval", "bench"} <= set(COMMANDS)
@@ -185,16 +212,26 @@ class TestCliDelegates:
 class TestCliSubprocess:
     def test_real_process_ingest_and_exit_codes(self, tmp_path: Path, short: Path) -> None:
         env = {**os.environ, "PYTHONPATH": str(Path(__file__).resolve().parents[2] / "src")}
-        cmd = [sys.executable, "-m", "episeg.cli"]
-        done = subprocess.run([*cmd, "ingest", str(short), "--path", str(tmp_path), "--json",
-                               "--user", "dora"], capture_output=True, text=True, env=env,
-                              timeout=240)
+        cmd = [sys.executable, "-m", "episeg.interfaces.cli"]
+        done = subprocess.run(
+            [*cmd, "ingest", str(short), "--path", str(tmp_path), "--json", "--user", "dora"],
+            capture_output=True,
+            text=True,
+            env=env,
+            timeout=240,
+        )
         assert done.returncode == 0, done.stderr
         result = json.loads(done.stdout)
         assert result["turns"] == 6 and result["episodes"] == 2 and result["users"] == ["dora"]
-        helped = subprocess.run([*cmd, "--help"], capture_output=True, text=True, env=env,
-                                timeout=60)
+        helped = subprocess.run(
+            [*cmd, "--help"], capture_output=True, text=True, env=env, timeout=60
+        )
         assert helped.returncode == 0 and "examples:" in helped.stdout
-        missing = subprocess.run([*cmd, "report", str(tmp_path / "none.jsonl")],
-                                 capture_output=True, text=True, env=env, timeout=60)
+        missing = subprocess.run(
+            [*cmd, "report", str(tmp_path / "none.jsonl")],
+            capture_output=True,
+            text=True,
+            env=env,
+            timeout=60,
+        )
         assert missing.returncode == EXIT_BAD_INPUT and "none.jsonl" in missing.stderr

@@ -13,7 +13,7 @@ import pytest
 from mcp import Client
 from mcp.client.stdio import StdioServerParameters
 
-from episeg.transcript import read_transcript
+from episeg.interfaces.transcript import read_transcript
 from tests.interfaces.helpers import SAMPLE
 
 pytestmark = pytest.mark.slow
@@ -28,27 +28,37 @@ def _payload(result: Any) -> dict[str, Any]:
 
 async def _session(path: Path) -> dict[str, Any]:
     env = {**os.environ, "PYTHONPATH": str(Path(__file__).resolve().parents[2] / "src")}
-    params = StdioServerParameters(command=sys.executable,
-                                   args=["-m", "episeg.cli", "mcp", "--user", "alice",
-                                         "--path", str(path)], env=env)
+    params = StdioServerParameters(
+        command=sys.executable,
+        args=["-m", "episeg.interfaces.cli", "mcp", "--user", "alice", "--path", str(path)],
+        env=env,
+    )
     seen: dict[str, Any] = {"closed": []}
     async with Client(params) as client:
         seen["tools"] = sorted(t.name for t in (await client.list_tools()).tools)
         for turn in read_transcript(SAMPLE):
-            result = await client.call_tool("observe_turn", {
-                "actor": turn.actor.value, "text": turn.text, "ts": turn.ts,
-                "type": turn.type.value if turn.type else None, "id": turn.id,
-                "session": turn.session})
+            result = await client.call_tool(
+                "observe_turn",
+                {
+                    "actor": turn.actor.value,
+                    "text": turn.text,
+                    "ts": turn.ts,
+                    "type": turn.type.value if turn.type else None,
+                    "id": turn.id,
+                    "session": turn.session,
+                },
+            )
             seen["closed"] += _payload(result)["closed"]
         seen["flushed"] = _payload(await client.call_tool("flush", {}))["closed"]
-        seen["recall"] = _payload(await client.call_tool(
-            "recall", {"query": "terraform state lock held by the CI runner", "k": 2}))
+        seen["recall"] = _payload(
+            await client.call_tool(
+                "recall", {"query": "terraform state lock held by the CI runner", "k": 2}
+            )
+        )
         seen["listed"] = _payload(await client.call_tool("list_episodes", {"limit": 50}))
-        seen["bad_actor"] = await client.call_tool("observe_turn",
-                                                   {"actor": "robot", "text": "x"})
+        seen["bad_actor"] = await client.call_tool("observe_turn", {"actor": "robot", "text": "x"})
         seen["bad_k"] = await client.call_tool("recall", {"query": "x", "k": 0})
-        seen["no_user_arg"] = await client.call_tool(
-            "list_episodes", {"limit": 5, "user": "bob"})
+        seen["no_user_arg"] = await client.call_tool("list_episodes", {"limit": 5, "user": "bob"})
     return seen
 
 
@@ -74,7 +84,8 @@ class TestMcpServer:
         best = session["recall"]["results"][0]
         assert "lock" in " ".join(t["text"] for t in best["episode"]["turns"])
         assert best["score"] == pytest.approx(
-            best["recency"] + best["importance"] + best["similarity"])
+            best["recency"] + best["importance"] + best["similarity"]
+        )
 
     def test_errors_come_back_as_tool_errors(self, session: dict[str, Any]) -> None:
         assert session["bad_actor"].is_error

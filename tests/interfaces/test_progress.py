@@ -12,7 +12,7 @@ from pathlib import Path
 
 import pytest
 
-from episeg.progress import IngestProgress
+from episeg.interfaces.progress import IngestProgress
 
 
 class FakeTerminal(io.StringIO):
@@ -23,13 +23,12 @@ class FakeTerminal(io.StringIO):
 def test_bar_redraws_at_most_every_interval_and_ends_its_line() -> None:
     out = FakeTerminal()
     ticks = iter([0.0, 0.01, 0.02, 0.5, 0.51, 1.0])
-    progress = IngestProgress(out, every=1, total_bytes=1000, clock=ticks.__next__,
-                              interval=0.1)
-    progress.update(turns=1, episodes=0, bytes_read=100)   # drawn
-    progress.update(turns=2, episodes=0, bytes_read=200)   # too soon: skipped
-    progress.update(turns=3, episodes=1, bytes_read=500)   # drawn
-    progress.update(turns=4, episodes=1, bytes_read=600)   # too soon: skipped
-    progress.finish(turns=4, episodes=2)                    # final state, 100%
+    progress = IngestProgress(out, every=1, total_bytes=1000, clock=ticks.__next__, interval=0.1)
+    progress.update(turns=1, episodes=0, bytes_read=100)  # drawn
+    progress.update(turns=2, episodes=0, bytes_read=200)  # too soon: skipped
+    progress.update(turns=3, episodes=1, bytes_read=500)  # drawn
+    progress.update(turns=4, episodes=1, bytes_read=600)  # too soon: skipped
+    progress.finish(turns=4, episodes=2)  # final state, 100%
     frames = out.getvalue().split("\r")[1:]
     assert len(frames) == 3
     assert "10%" in frames[0] and "50%" in frames[1] and "100%" in frames[2]
@@ -54,16 +53,39 @@ def test_unknown_size_has_no_percentage_and_every_zero_is_silent() -> None:
 @pytest.mark.slow
 def test_real_ingest_on_a_pseudo_terminal_draws_the_bar(tmp_path: Path) -> None:
     transcript = tmp_path / "long.jsonl"
-    transcript.write_text("".join(
-        json.dumps({"actor": "user" if i % 2 == 0 else "assistant",
-                    "text": f"step {i} of the deploy checklist", "ts": i}) + "\n"
-        for i in range(60)))
+    transcript.write_text(
+        "".join(
+            json.dumps(
+                {
+                    "actor": "user" if i % 2 == 0 else "assistant",
+                    "text": f"step {i} of the deploy checklist",
+                    "ts": i,
+                }
+            )
+            + "\n"
+            for i in range(60)
+        )
+    )
     master, slave = os.openpty()
     env = {**os.environ, "PYTHONPATH": str(Path(__file__).resolve().parents[2] / "src")}
     proc = subprocess.Popen(
-        [sys.executable, "-m", "episeg.cli", "ingest", str(transcript), "--user", "alice",
-         "--path", str(tmp_path / "store"), "--progress-every", "1"],
-        stdout=subprocess.PIPE, stderr=slave, env=env)
+        [
+            sys.executable,
+            "-m",
+            "episeg.interfaces.cli",
+            "ingest",
+            str(transcript),
+            "--user",
+            "alice",
+            "--path",
+            str(tmp_path / "store"),
+            "--progress-every",
+            "1",
+        ],
+        stdout=subprocess.PIPE,
+        stderr=slave,
+        env=env,
+    )
     os.close(slave)
     chunks = []
     while True:

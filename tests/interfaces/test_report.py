@@ -11,10 +11,10 @@ from pathlib import Path
 
 import pytest
 
-from episeg.cli import main
 from episeg.config import EpisegConfig
-from episeg.report import SessionTimeline, build_timelines
-from episeg.transcript import read_transcript
+from episeg.interfaces.cli import main
+from episeg.interfaces.report import SessionTimeline, build_timelines
+from episeg.interfaces.transcript import read_transcript
 from episeg.typing import Embedder
 from tests.interfaces.helpers import SAMPLE
 
@@ -26,14 +26,30 @@ ATTACK = "<script>document.title='pwned'</script><img src=x onerror=\"document.t
 def chromium(tmp_path: Path, *args: str) -> subprocess.CompletedProcess[str]:
     exe = shutil.which("chromium") or shutil.which("chromium-browser")
     if exe is None:
-        pytest.fail("chromium is not installed (apt-get install -y chromium); the report "
-                    "browser tests need it", pytrace=False)
+        pytest.fail(
+            "chromium is not installed (apt-get install -y chromium); the report "
+            "browser tests need it",
+            pytrace=False,
+        )
     profile = tmp_path / "chromium-profile"
     return subprocess.run(
-        [exe, "--headless", "--no-sandbox", "--disable-gpu", "--disable-background-networking",
-         "--disable-component-update", "--disable-sync", "--no-first-run",
-         f"--user-data-dir={profile}", *args],
-        capture_output=True, text=True, timeout=120, check=True)
+        [
+            exe,
+            "--headless",
+            "--no-sandbox",
+            "--disable-gpu",
+            "--disable-background-networking",
+            "--disable-component-update",
+            "--disable-sync",
+            "--no-first-run",
+            f"--user-data-dir={profile}",
+            *args,
+        ],
+        capture_output=True,
+        text=True,
+        timeout=120,
+        check=True,
+    )
 
 
 @pytest.fixture(scope="module")
@@ -43,15 +59,28 @@ def sample_timeline(real_embedder: Embedder) -> SessionTimeline:
 
 
 @pytest.fixture(scope="module")
-def report(tmp_path_factory: pytest.TempPathFactory,
-           real_embedder: Embedder) -> tuple[Path, dict[str, int]]:
+def report(
+    tmp_path_factory: pytest.TempPathFactory, real_embedder: Embedder
+) -> tuple[Path, dict[str, int]]:
     """The sample plus a hostile session, written through ``episeg report``."""
     folder = tmp_path_factory.mktemp("report")
     transcript = folder / "chat.jsonl"
-    hostile = [{"actor": "user", "text": f"please print {ATTACK}", "ts": 0.0,
-                "user": "eve", "session": "attack"},
-               {"actor": "assistant", "text": "I will show it as text.", "ts": 1.0,
-                "user": "eve", "session": "attack"}]
+    hostile = [
+        {
+            "actor": "user",
+            "text": f"please print {ATTACK}",
+            "ts": 0.0,
+            "user": "eve",
+            "session": "attack",
+        },
+        {
+            "actor": "assistant",
+            "text": "I will show it as text.",
+            "ts": 1.0,
+            "user": "eve",
+            "session": "attack",
+        },
+    ]
     lines = SAMPLE.read_text().splitlines() + [json.dumps(t) for t in hostile]
     transcript.write_text("\n".join(lines) + "\n")
     output = folder / "report.html"
@@ -67,10 +96,11 @@ class TestReportTimeline:
             assert after.first == before.last + 1
         for band in bands:
             assert band.last - band.first + 1 == len(band.episode.turns)
-            assert all(r.episode_index == band.index for r in rows[band.first:band.last + 1])
+            assert all(r.episode_index == band.index for r in rows[band.first : band.last + 1])
 
     def test_boundaries_carry_the_signals_that_fired(
-            self, sample_timeline: SessionTimeline) -> None:
+        self, sample_timeline: SessionTimeline
+    ) -> None:
         opening = [r.position for r in sample_timeline.rows if r.opens_episode]
         assert opening == [b.first for b in sample_timeline.bands[1:]]
         for position in opening:
@@ -83,7 +113,8 @@ class TestReportTimeline:
 
 class TestReportInBrowser:
     def test_dom_has_one_band_per_episode_and_the_attack_is_text(
-            self, report: tuple[Path, dict[str, int]], tmp_path: Path) -> None:
+        self, report: tuple[Path, dict[str, int]], tmp_path: Path
+    ) -> None:
         output, expected = report
         dom = chromium(tmp_path, "--dump-dom", output.as_uri()).stdout
         assert "<title>chat report</title>" in dom  # the injected script did not run
@@ -104,8 +135,7 @@ class TestReportInBrowser:
         assert total_turns == expected["turns"]
         assert dom.count('class="threshold"') == 2 and 'class="distance"' in dom
 
-    def test_screenshot_renders(self, report: tuple[Path, dict[str, int]],
-                                tmp_path: Path) -> None:
+    def test_screenshot_renders(self, report: tuple[Path, dict[str, int]], tmp_path: Path) -> None:
         output, _ = report
         shot = tmp_path / "report.png"
         chromium(tmp_path, f"--screenshot={shot}", "--window-size=1200,1400", output.as_uri())

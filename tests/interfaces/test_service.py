@@ -8,32 +8,40 @@ from pathlib import Path
 import pytest
 
 from episeg.errors import ConfigError
+from episeg.interfaces.runtime import open_backend
+from episeg.interfaces.service import KeyRing, create_app
+from episeg.interfaces.service_auth import BodyLimit
 from episeg.memory import Memory
-from episeg.runtime import open_backend
-from episeg.service import KeyRing, create_app
-from episeg.service_auth import BodyLimit
 from episeg.testing import HashingEmbedder
 from tests.interfaces.helpers import KEY_A, KEY_B, ChromaServer, LiveServer
 
 pytestmark = pytest.mark.slow
 
 
-def _turns(user: str | None, texts: list[str], *, session: str = "s1",
-           start: float = 0.0) -> list[dict[str, object]]:
+def _turns(
+    user: str | None, texts: list[str], *, session: str = "s1", start: float = 0.0
+) -> list[dict[str, object]]:
     out: list[dict[str, object]] = []
     for i, text in enumerate(texts):
-        turn: dict[str, object] = {"actor": "user" if i % 2 == 0 else "assistant", "text": text,
-                                   "ts": start + i, "session": session, "id": f"{session}-{i}"}
+        turn: dict[str, object] = {
+            "actor": "user" if i % 2 == 0 else "assistant",
+            "text": text,
+            "ts": start + i,
+            "session": session,
+            "id": f"{session}-{i}",
+        }
         if user is not None:
             turn["user"] = user
         out.append(turn)
     return out
 
 
-ALICE = ["the auth login returns 401 after key rotation",
-         "Rotate the jwt public key and reload auth. <episode_boundary>",
-         "now deploy the prod version 2.14 with terraform",
-         "Edit version.tf and run terraform apply."]
+ALICE = [
+    "the auth login returns 401 after key rotation",
+    "Rotate the jwt public key and reload auth. <episode_boundary>",
+    "now deploy the prod version 2.14 with terraform",
+    "Edit version.tf and run terraform apply.",
+]
 BOB_SECRET = "bob private kubernetes secret rotation plan zebra"
 
 
@@ -58,7 +66,8 @@ class TestServiceHappyPath:
             hit = hits["results"][0]
             assert "deploy" in hit["episode"]["summary"]
             assert hit["score"] == pytest.approx(
-                hit["recency"] + hit["importance"] + hit["similarity"])
+                hit["recency"] + hit["importance"] + hit["similarity"]
+            )
             assert hit["episode"]["salience"]["scorer"]
 
     def test_healthz_needs_no_key(self, live_server: LiveServer) -> None:
@@ -68,19 +77,33 @@ class TestServiceHappyPath:
     def test_openapi_lists_every_endpoint(self, live_server: LiveServer) -> None:
         with live_server.client() as c:
             paths = c.get("/openapi.json").json()["paths"]
-        assert set(paths) == {"/v1/turns", "/v1/turns:batch", "/v1/flush", "/v1/episodes",
-                              "/v1/recall", "/v1/healthz"}
+        assert set(paths) == {
+            "/v1/turns",
+            "/v1/turns:batch",
+            "/v1/flush",
+            "/v1/episodes",
+            "/v1/recall",
+            "/v1/healthz",
+        }
         for path in paths.values():  # no tenant parameter anywhere
             for op in path.values():
                 assert not [p for p in op.get("parameters", []) if "user" in p["name"]]
 
 
 class TestServiceAuth:
-    @pytest.mark.parametrize(("method", "path"), [
-        ("POST", "/v1/turns"), ("POST", "/v1/turns:batch"), ("POST", "/v1/flush"),
-        ("GET", "/v1/episodes"), ("POST", "/v1/recall")])
-    def test_401_without_or_with_a_wrong_key(self, live_server: LiveServer, method: str,
-                                             path: str) -> None:
+    @pytest.mark.parametrize(
+        ("method", "path"),
+        [
+            ("POST", "/v1/turns"),
+            ("POST", "/v1/turns:batch"),
+            ("POST", "/v1/flush"),
+            ("GET", "/v1/episodes"),
+            ("POST", "/v1/recall"),
+        ],
+    )
+    def test_401_without_or_with_a_wrong_key(
+        self, live_server: LiveServer, method: str, path: str
+    ) -> None:
         for key in (None, "not-a-real-key-0123456789", KEY_A + "x"):
             with live_server.client(key) as c:
                 r = c.request(method, path, json={"query": "x"} if "recall" in path else None)
@@ -97,8 +120,12 @@ class TestServiceTenantIsolation:
     @pytest.fixture(scope="class", autouse=True)
     def bob_has_a_secret(self, live_server: LiveServer) -> None:
         with live_server.client(KEY_B) as c:
-            assert c.post("/v1/turns:batch", json=_turns("bob", [BOB_SECRET, "noted"],
-                                                         session="b")).status_code == 200
+            assert (
+                c.post(
+                    "/v1/turns:batch", json=_turns("bob", [BOB_SECRET, "noted"], session="b")
+                ).status_code
+                == 200
+            )
             assert c.post("/v1/flush").status_code == 200
 
     def test_alice_cannot_write_as_bob(self, live_server: LiveServer) -> None:
@@ -107,8 +134,9 @@ class TestServiceTenantIsolation:
             many = c.post("/v1/turns:batch", json=_turns(None, ["a"]) + _turns("bob", ["b"]))
         assert one.status_code == 403 and many.status_code == 403
         with live_server.client(KEY_B) as c:  # nothing of the refused batch got in
-            texts = [t["text"] for e in c.get("/v1/episodes").json()["episodes"]
-                     for t in e["turns"]]
+            texts = [
+                t["text"] for e in c.get("/v1/episodes").json()["episodes"] for t in e["turns"]
+            ]
         assert texts == [BOB_SECRET, "noted"]
 
     def test_alice_never_sees_bob(self, live_server: LiveServer) -> None:
@@ -132,17 +160,23 @@ class TestServiceLimits:
         with live_server.client(KEY_A) as c:
             assert c.post("/v1/turns", json=big).status_code == 413
             streamed = (b" " * 10_000 for _ in range(8))  # chunked: no Content-Length
-            r = c.post("/v1/turns:batch", content=streamed,
-                       headers={"content-type": "application/json"})
+            r = c.post(
+                "/v1/turns:batch", content=streamed, headers={"content-type": "application/json"}
+            )
             assert r.status_code == 413
             assert c.post("/v1/turns", json={**big, "text": "small"}).status_code == 200
 
-    @pytest.mark.parametrize("body", [
-        {"actor": "robot", "text": "x", "ts": 1}, {"text": "no actor"},
-        {"actor": "user", "text": "x", "ts": "soon"}, {"actor": "user", "text": "x", "extra": 1},
-        {"actor": "user", "text": "x", "session": "  "}])
-    def test_422_names_the_problem(self, live_server: LiveServer,
-                                   body: dict[str, object]) -> None:
+    @pytest.mark.parametrize(
+        "body",
+        [
+            {"actor": "robot", "text": "x", "ts": 1},
+            {"text": "no actor"},
+            {"actor": "user", "text": "x", "ts": "soon"},
+            {"actor": "user", "text": "x", "extra": 1},
+            {"actor": "user", "text": "x", "session": "  "},
+        ],
+    )
+    def test_422_names_the_problem(self, live_server: LiveServer, body: dict[str, object]) -> None:
         with live_server.client(KEY_A) as c:
             r = c.post("/v1/turns", json=body)
         assert r.status_code == 422, r.text
@@ -153,15 +187,24 @@ class TestServiceLimits:
             assert c.post("/v1/recall", json={"query": "x", "k": 0}).status_code == 422
             assert c.post("/v1/recall", json={"query": ""}).status_code == 422
             assert c.get("/v1/episodes", params={"limit": 0}).status_code == 422
-            assert c.post("/v1/turns", content=b"{not json",
-                          headers={"content-type": "application/json"}).status_code == 422
+            assert (
+                c.post(
+                    "/v1/turns", content=b"{not json", headers={"content-type": "application/json"}
+                ).status_code
+                == 422
+            )
 
 
 class TestServiceStoreDown:
     def test_503_when_the_chroma_server_goes_away(self, tmp_path: Path) -> None:
         chroma = ChromaServer(tmp_path / "chroma")
-        memory = Memory(path=tmp_path, embedder=HashingEmbedder(), judge=None, scorer=None,
-                        backend=open_backend(tmp_path, chroma.url))
+        memory = Memory(
+            path=tmp_path,
+            embedder=HashingEmbedder(),
+            judge=None,
+            scorer=None,
+            backend=open_backend(tmp_path, chroma.url),
+        )
         server = LiveServer(create_app(memory, {KEY_A: "alice"}))
         try:
             with server.client(KEY_A) as c:
@@ -184,8 +227,9 @@ class TestKeyRing:
         assert ring.tenant_for(KEY_A) == "alice" and ring.tenant_for(KEY_B) is None
         assert KEY_A not in repr(vars(ring)) and KEY_A.encode() not in repr(vars(ring)).encode()
 
-    @pytest.mark.parametrize("content", ["[]", "{}", '{"short": "alice"}', "not json",
-                                         json.dumps({KEY_A: ""})])
+    @pytest.mark.parametrize(
+        "content", ["[]", "{}", '{"short": "alice"}', "not json", json.dumps({KEY_A: ""})]
+    )
     def test_bad_keys_files_are_config_errors(self, tmp_path: Path, content: str) -> None:
         keys = tmp_path / "keys.json"
         keys.write_text(content)
@@ -195,4 +239,3 @@ class TestKeyRing:
     def test_body_limit_must_be_positive(self) -> None:
         with pytest.raises(ConfigError):
             BodyLimit(create_app, max_bytes=0)  # type: ignore[arg-type]
-

@@ -18,8 +18,14 @@ from tests.interfaces.helpers import KEY_A, LiveServer
 
 pytestmark = pytest.mark.slow
 
-OPERATIONS = ["POST /v1/turns", "POST /v1/turns:batch", "POST /v1/flush", "GET /v1/episodes",
-              "POST /v1/recall", "GET /v1/healthz"]
+OPERATIONS = [
+    "POST /v1/turns",
+    "POST /v1/turns:batch",
+    "POST /v1/flush",
+    "GET /v1/episodes",
+    "POST /v1/recall",
+    "GET /v1/healthz",
+]
 
 
 class TestServiceFuzz:
@@ -31,12 +37,17 @@ class TestServiceFuzz:
         seen: list[int] = []
 
         @given(case=operation.as_strategy())
-        @settings(max_examples=50, deadline=None, database=None,
-                  suppress_health_check=[HealthCheck.too_slow, HealthCheck.filter_too_much])
+        @settings(
+            max_examples=50,
+            deadline=None,
+            database=None,
+            suppress_health_check=[HealthCheck.too_slow, HealthCheck.filter_too_much],
+        )
         def check(case: schemathesis.Case) -> None:
             response = case.call_and_validate(
                 headers={"Authorization": f"Bearer {KEY_A}"},
-                checks=[not_a_server_error, response_schema_conformance])
+                checks=[not_a_server_error, response_schema_conformance],
+            )
             seen.append(response.status_code)
 
         check()
@@ -60,6 +71,7 @@ class TestServiceFuzz:
             with pytest.raises(BaseException) as failure:  # a schemathesis FailureGroup
                 case.call_and_validate(base_url=other.url, checks=[not_a_server_error])
             assert "Server error" in "".join(
-                str(e) for e in getattr(failure.value, "exceptions", [failure.value]))
+                str(e) for e in getattr(failure.value, "exceptions", [failure.value])
+            )
         finally:
             other.stop()

@@ -7,29 +7,34 @@ import json
 import pytest
 
 from episeg.errors import TurnValidationError
-from episeg.segmenter import Segmenter
+from episeg.interfaces.transcript import iter_turns, read_transcript, write_transcript
+from episeg.segmentation.segmenter import Segmenter
 from episeg.testing import HashingEmbedder
-from episeg.transcript import iter_turns, read_transcript, write_transcript
 from episeg.types import Turn
 
 GOOD = json.dumps({"actor": "user", "text": "hi", "ts": 1})
 
 
 class TestReader:
-    @pytest.mark.parametrize(("line", "message"), [
-        ('{"actor": "user", "ts": 1}', "missing required field 'text'"),
-        ('{"actor": "robot", "text": "x", "ts": 1}', "unknown actor 'robot'; valid: user"),
-        ('{"actor": "user", "text": "x", "ts": 1, "type": "rant"}',
-         "unknown turn type 'rant'; valid: user-question"),
-        ('{"actor": "user", "text": 5, "ts": 1}', "text must be a string"),
-        ('{"actor": "user", "text": "x", "ts": "noon"}', "ts must be a number"),
-        ('{"actor": "user", "text": "x", "ts": NaN}', "ts must be finite"),
-        ('{"actor": "user", "text": "x", "ts": 1, "mood": "ok"}', "unknown field(s) ['mood']"),
-        ('{"actor": "user", "text": "x", "ts": 1, "user": ""}', "user must be a non-empty"),
-        ('[1, 2]', "expected a JSON object"),
-        ('{"actor": "user", "text": "x"', "invalid JSON"),
-        ('{"actor": "user", "role": "user", "text": "x", "ts": 1}', "given twice"),
-    ])
+    @pytest.mark.parametrize(
+        ("line", "message"),
+        [
+            ('{"actor": "user", "ts": 1}', "missing required field 'text'"),
+            ('{"actor": "robot", "text": "x", "ts": 1}', "unknown actor 'robot'; valid: user"),
+            (
+                '{"actor": "user", "text": "x", "ts": 1, "type": "rant"}',
+                "unknown turn type 'rant'; valid: user-question",
+            ),
+            ('{"actor": "user", "text": 5, "ts": 1}', "text must be a string"),
+            ('{"actor": "user", "text": "x", "ts": "noon"}', "ts must be a number"),
+            ('{"actor": "user", "text": "x", "ts": NaN}', "ts must be finite"),
+            ('{"actor": "user", "text": "x", "ts": 1, "mood": "ok"}', "unknown field(s) ['mood']"),
+            ('{"actor": "user", "text": "x", "ts": 1, "user": ""}', "user must be a non-empty"),
+            ("[1, 2]", "expected a JSON object"),
+            ('{"actor": "user", "text": "x"', "invalid JSON"),
+            ('{"actor": "user", "role": "user", "text": "x", "ts": 1}', "given twice"),
+        ],
+    )
     def test_bad_lines_name_the_line(self, line, message):
         with pytest.raises(TurnValidationError) as info:
             list(iter_turns([GOOD, "", line]))
@@ -49,8 +54,17 @@ class TestReader:
         assert [t.ts for t in iter_turns([line, line], assign_ts=True)] == [0.0, 1.0]
 
     def test_round_trip(self, tmp_path):
-        turns = [Turn(actor="tool", text="ünïcode ✓\nline", ts=2.5, type="tool-error", id="a",
-                      user="bob", session="s")]
+        turns = [
+            Turn(
+                actor="tool",
+                text="ünïcode ✓\nline",
+                ts=2.5,
+                type="tool-error",
+                id="a",
+                user="bob",
+                session="s",
+            )
+        ]
         write_transcript(turns, tmp_path / "t.jsonl")
         assert read_transcript(tmp_path / "t.jsonl") == turns
 
@@ -70,7 +84,9 @@ class TestThroughTheSegmenter:
         assert [t.text for e in seg.flush() for t in e.turns] == ["before", "after"]
 
     def test_backwards_time_in_batch_names_the_turn(self):
-        turns = [Turn(actor="user", text="a", ts=5, id="t-a"),
-                 Turn(actor="user", text="b", ts=1, id="t-b")]
+        turns = [
+            Turn(actor="user", text="a", ts=5, id="t-a"),
+            Turn(actor="user", text="b", ts=1, id="t-b"),
+        ]
         with pytest.raises(TurnValidationError, match="t-b"):
             Segmenter(embedder=HashingEmbedder()).segment(turns)

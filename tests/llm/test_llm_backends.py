@@ -45,8 +45,9 @@ def _anthropic(srv: LoopbackLLMServer, **kw: Any) -> StructuredBackend:
 
 def _openai(srv: LoopbackLLMServer, **kw: Any) -> StructuredBackend:
     kw.setdefault("retry", FAST)
-    return OpenAICompatibleBackend(model="loop", base_url=srv.openai_url, api_key="test",
-                                   timeout=0.5, **kw)
+    return OpenAICompatibleBackend(
+        model="loop", base_url=srv.openai_url, api_key="test", timeout=0.5, **kw
+    )
 
 
 @pytest.fixture(params=["anthropic", "openai"])
@@ -55,13 +56,15 @@ def make(request: pytest.FixtureRequest) -> BackendFactory:
 
 
 def _ask(backend: StructuredBackend) -> dict[str, Any]:
-    return backend.complete(system="Rate it.", prompt="Memory: hello", tool_name="rate",
-                            schema=SCHEMA)
+    return backend.complete(
+        system="Rate it.", prompt="Memory: hello", tool_name="rate", schema=SCHEMA
+    )
 
 
 class TestHappyPath:
-    def test_answer_and_request_shape(self, server: LoopbackLLMServer,
-                                      make: BackendFactory) -> None:
+    def test_answer_and_request_shape(
+        self, server: LoopbackLLMServer, make: BackendFactory
+    ) -> None:
         server.enqueue(Reply.json({"score": 8}))
         backend = make(server)
         assert _ask(backend) == {"score": 8}
@@ -85,8 +88,7 @@ class TestHappyPath:
         assert fmt["type"] == "json_schema"
         assert fmt["json_schema"]["schema"] == SCHEMA
 
-    def test_openai_prompt_only_mode_puts_schema_in_system(
-            self, server: LoopbackLLMServer) -> None:
+    def test_openai_prompt_only_mode_puts_schema_in_system(self, server: LoopbackLLMServer) -> None:
         server.enqueue(Reply.text('{"score": 5}'))
         assert _ask(_openai(server, structured="none")) == {"score": 5}
         body = server.requests[0].body
@@ -95,12 +97,15 @@ class TestHappyPath:
 
 
 class TestUnusableReplies:
-    def test_text_instead_of_answer(self, server: LoopbackLLMServer, make: BackendFactory,
-                                    caplog: pytest.LogCaptureFixture) -> None:
+    def test_text_instead_of_answer(
+        self, server: LoopbackLLMServer, make: BackendFactory, caplog: pytest.LogCaptureFixture
+    ) -> None:
         server.enqueue(Reply.text("I think it's about a 7, maybe 8."))
         backend = make(server)
-        with caplog.at_level(logging.WARNING, logger="episeg.llm"), \
-                pytest.raises(JudgeError) as info:
+        with (
+            caplog.at_level(logging.WARNING, logger="episeg.llm"),
+            pytest.raises(JudgeError) as info,
+        ):
             _ask(backend)
         assert not isinstance(info.value, BackendUnavailableError)
         assert backend.calls == 1  # no retry of a temperature-0 garbage reply
@@ -121,8 +126,9 @@ class TestUnusableReplies:
         with pytest.raises(JudgeError):
             _ask(make(server))
 
-    def test_bad_request_is_not_retried(self, server: LoopbackLLMServer,
-                                        make: BackendFactory) -> None:
+    def test_bad_request_is_not_retried(
+        self, server: LoopbackLLMServer, make: BackendFactory
+    ) -> None:
         server.enqueue(Reply.error(400, message="bad schema"))
         backend = make(server)
         with pytest.raises(JudgeError, match="HTTP 400") as info:
@@ -132,15 +138,15 @@ class TestUnusableReplies:
 
 
 class TestTransientFailures:
-    def test_overloaded_then_success(self, server: LoopbackLLMServer,
-                                     make: BackendFactory) -> None:
+    def test_overloaded_then_success(self, server: LoopbackLLMServer, make: BackendFactory) -> None:
         server.enqueue(Reply.overloaded(), Reply.error(503), Reply.json({"score": 6}))
         backend = make(server)
         assert _ask(backend) == {"score": 6}
         assert backend.calls == 3
 
-    def test_429_retry_after_is_honoured(self, server: LoopbackLLMServer,
-                                         make: BackendFactory) -> None:
+    def test_429_retry_after_is_honoured(
+        self, server: LoopbackLLMServer, make: BackendFactory
+    ) -> None:
         server.enqueue(Reply.error(429, retry_after=0.3), Reply.json({"score": 4}))
         backend = make(server, retry=RetryPolicy(attempts=2, base_delay=0.0, max_delay=1.0))
         start = time.monotonic()
@@ -148,33 +154,38 @@ class TestTransientFailures:
         assert time.monotonic() - start >= 0.3
         assert backend.calls == 2
 
-    def test_retry_after_is_capped(self, server: LoopbackLLMServer,
-                                   make: BackendFactory) -> None:
+    def test_retry_after_is_capped(self, server: LoopbackLLMServer, make: BackendFactory) -> None:
         server.enqueue(Reply.error(429, retry_after=60), Reply.json({"score": 4}))
         backend = make(server, retry=RetryPolicy(attempts=2, base_delay=0.0, max_delay=0.1))
         start = time.monotonic()
         assert _ask(backend) == {"score": 4}
         assert time.monotonic() - start < 2.0
 
-    def test_overloaded_after_all_attempts(self, server: LoopbackLLMServer, make: BackendFactory,
-                                           caplog: pytest.LogCaptureFixture) -> None:
+    def test_overloaded_after_all_attempts(
+        self, server: LoopbackLLMServer, make: BackendFactory, caplog: pytest.LogCaptureFixture
+    ) -> None:
         server.enqueue(*[Reply.overloaded()] * 3)
         backend = make(server)
-        with caplog.at_level(logging.WARNING, logger="episeg.llm"), \
-                pytest.raises(BackendUnavailableJudgeError, match="after 3 attempt"):
+        with (
+            caplog.at_level(logging.WARNING, logger="episeg.llm"),
+            pytest.raises(BackendUnavailableJudgeError, match="after 3 attempt"),
+        ):
             _ask(backend)
         assert backend.calls == 3
         assert server.pending() == 0
         assert caplog.text.count("retrying") == 2
         assert "request failed" in caplog.text
 
-    def test_timeout(self, server: LoopbackLLMServer, make: BackendFactory,
-                     caplog: pytest.LogCaptureFixture) -> None:
+    def test_timeout(
+        self, server: LoopbackLLMServer, make: BackendFactory, caplog: pytest.LogCaptureFixture
+    ) -> None:
         server.enqueue(Reply.slow(2.0, Reply.json({"score": 5})))
         backend = make(server, retry=RetryPolicy(attempts=1))
         start = time.monotonic()
-        with caplog.at_level(logging.ERROR, logger="episeg.llm"), \
-                pytest.raises(BackendUnavailableError, match="timed out"):
+        with (
+            caplog.at_level(logging.ERROR, logger="episeg.llm"),
+            pytest.raises(BackendUnavailableError, match="timed out"),
+        ):
             _ask(backend)
         assert time.monotonic() - start < 1.5
         assert "timed out" in caplog.text
@@ -183,15 +194,18 @@ class TestTransientFailures:
         server.enqueue(Reply.slow(2.0), Reply.json({"score": 9}))
         assert _ask(make(server)) == {"score": 9}
 
-    def test_connection_refused(self, make: BackendFactory,
-                                caplog: pytest.LogCaptureFixture) -> None:
+    def test_connection_refused(
+        self, make: BackendFactory, caplog: pytest.LogCaptureFixture
+    ) -> None:
         with socket.socket() as sock:  # a port that was free a moment ago: nobody listens
             sock.bind(("127.0.0.1", 0))
             url = f"http://127.0.0.1:{sock.getsockname()[1]}"
         closed = SimpleNamespace(anthropic_url=url, openai_url=f"{url}/v1")
         backend = make(closed, retry=RetryPolicy(attempts=2, base_delay=0.0))
-        with caplog.at_level(logging.ERROR, logger="episeg.llm"), \
-                pytest.raises(BackendUnavailableError, match="cannot connect"):
+        with (
+            caplog.at_level(logging.ERROR, logger="episeg.llm"),
+            pytest.raises(BackendUnavailableError, match="cannot connect"),
+        ):
             _ask(backend)
         assert backend.calls == 2
         assert "cannot connect" in caplog.text

@@ -9,8 +9,8 @@ import numpy as np
 import pytest
 
 from episeg.config import EpisegConfig
-from episeg.forgetting import maintain, reinforce, retention
-from episeg.recall import Recaller
+from episeg.recall.forgetting import maintain, reinforce, retention
+from episeg.recall.rerank import Recaller
 from episeg.store import ChromaBackend
 from episeg.testing import HashingEmbedder
 from episeg.types import Actor, Episode, Salience, Turn
@@ -19,10 +19,17 @@ DAY = 86400.0
 
 
 def ep(id: str, vec: list[float], *, closed_at: float = 0.0, score: int = 8) -> Episode:
-    return Episode(id=id, user="u", session="s", summary=id, opened_at=closed_at,
-                   closed_at=closed_at, turns=(Turn(actor=Actor.USER, text=id, ts=closed_at),),
-                   embedding=np.asarray(vec, np.float32) / np.linalg.norm(vec),
-                   salience=Salience.scored(score, scorer="t"))
+    return Episode(
+        id=id,
+        user="u",
+        session="s",
+        summary=id,
+        opened_at=closed_at,
+        closed_at=closed_at,
+        turns=(Turn(actor=Actor.USER, text=id, ts=closed_at),),
+        embedding=np.asarray(vec, np.float32) / np.linalg.norm(vec),
+        salience=Salience.scored(score, scorer="t"),
+    )
 
 
 class TestRetention:
@@ -42,8 +49,9 @@ class TestMaintain:
         store.add([ep("used", [1, 0]), ep("unused", [0, 1]), ep("new", [1, 1], closed_at=4 * DAY)])
         cfg = EpisegConfig(strength_initial_days=1.0, strength_growth_days=1.0, archive_floor=0.05)
         by_similarity = cfg.with_overrides(recall_weights=(0.0, 0.0, 1.0))
-        out = Recaller(store, HashingEmbedder(dim=2), config=by_similarity,
-                       clock=lambda: 3 * DAY).recall(np.array([1.0, 0.0]), k=1)
+        out = Recaller(
+            store, HashingEmbedder(dim=2), config=by_similarity, clock=lambda: 3 * DAY
+        ).recall(np.array([1.0, 0.0]), k=1)
         assert [se.episode.id for se in out] == ["used"]
         now = 4 * DAY
         report = maintain(store, cfg, now)

@@ -36,9 +36,17 @@ def make_transcript(n: int, *, seed: int = 0, users: int = 3, sessions: int = 2)
             text += " <episode_boundary>"
         if actor == "tool" and rng.random() < 0.1:
             kind = "tool-error"
-        turns.append(Turn(actor=Actor(actor), text=text, ts=float(i),
-                          type=TurnType(kind) if kind else None, user=key[0],
-                          session=key[1], id=f"{key[1]}-{count[key]}"))
+        turns.append(
+            Turn(
+                actor=Actor(actor),
+                text=text,
+                ts=float(i),
+                type=TurnType(kind) if kind else None,
+                user=key[0],
+                session=key[1],
+                id=f"{key[1]}-{count[key]}",
+            )
+        )
         count[key] += 1
     return turns
 
@@ -58,7 +66,8 @@ def snapshot(backend: ChromaBackend, users: list[str]) -> dict[str, Episode]:
 def assert_same_store(got: dict[str, Episode], want: dict[str, Episode]) -> None:
     """Same ids, same turn ids, same content (embeddings within float32 rounding)."""
     assert sorted(got) == sorted(want), (
-        f"missing {sorted(set(want) - set(got))[:5]}, extra {sorted(set(got) - set(want))[:5]}")
+        f"missing {sorted(set(want) - set(got))[:5]}, extra {sorted(set(got) - set(want))[:5]}"
+    )
     for eid, episode in want.items():
         other = got[eid]
         assert other.turn_ids == episode.turn_ids, eid

@@ -12,17 +12,18 @@ import sys
 import time
 
 from episeg.config import EpisegConfig
+from episeg.interfaces.transcript import read_transcript
 from episeg.memory import Memory
 from episeg.testing import HashingEmbedder
-from episeg.transcript import read_transcript
 
 
 def main(argv: list[str]) -> int:
     path, transcript, start = argv[0], argv[1], int(argv[2])
     turns = read_transcript(transcript)
     t0 = time.perf_counter()
-    mem = Memory(path=path, embedder=HashingEmbedder(), judge=None, scorer=None,
-                 config=EpisegConfig())
+    mem = Memory(
+        path=path, embedder=HashingEmbedder(), judge=None, scorer=None, config=EpisegConfig()
+    )
     print(f"ready {time.perf_counter() - t0:.4f} {mem.recovery.turns_replayed}", flush=True)
     for index in range(start, len(turns)):
         mem.observe(turns[index])

@@ -24,16 +24,18 @@ class MemStore:
         for episode in episodes:
             self._backend.writes.append(episode.id)
             rec = encode(episode, tenant=self.tenant)  # what Chroma keeps, exactly
-            self._backend.rows[episode.id] = decode(rec.id, rec.document, rec.metadata,
-                                                    rec.embedding)
+            self._backend.rows[episode.id] = decode(
+                rec.id, rec.document, rec.metadata, rec.embedding
+            )
 
     def count(self) -> int:
         return sum(1 for e in self._backend.rows.values() if e.user == self.tenant)
 
-    def list(self, *, limit: int = 100, offset: int = 0,
-             include_archived: bool = False) -> list[Episode]:
+    def list(
+        self, *, limit: int = 100, offset: int = 0, include_archived: bool = False
+    ) -> list[Episode]:
         mine = [e for e in self._backend.rows.values() if e.user == self.tenant]
-        return mine[offset:offset + limit]
+        return mine[offset : offset + limit]
 
 
 class MemBackend:

@@ -28,12 +28,18 @@ from .memstore import MemBackend
 def tiny_disk(tmp_path: Path) -> Iterator[Path]:
     mount = tmp_path / "tiny"
     mount.mkdir()
-    done = subprocess.run(["mount", "-t", "tmpfs", "-o", "size=256k", "tmpfs", str(mount)],
-                          capture_output=True, text=True, check=False)
+    done = subprocess.run(
+        ["mount", "-t", "tmpfs", "-o", "size=256k", "tmpfs", str(mount)],
+        capture_output=True,
+        text=True,
+        check=False,
+    )
     if done.returncode != 0:
         # root in a container without CAP_SYS_ADMIN (CI) cannot mount: skip, loudly
-        pytest.skip(f"cannot mount a tmpfs ({done.stderr.strip()}); "
-                    "test_disk_full_injected covers the same path without a mount")
+        pytest.skip(
+            f"cannot mount a tmpfs ({done.stderr.strip()}); "
+            "test_disk_full_injected covers the same path without a mount"
+        )
     try:
         yield mount
     finally:
@@ -41,17 +47,28 @@ def tiny_disk(tmp_path: Path) -> Iterator[Path]:
 
 
 def big_turns(n: int) -> list[Turn]:
-    return [Turn(actor=Actor.USER if i % 2 == 0 else Actor.ASSISTANT, ts=float(i), user="alice",
-                 session="s", id=f"t{i}", text=f"deploy prod step {i} " + "x" * 3000)
-            for i in range(n)]
+    return [
+        Turn(
+            actor=Actor.USER if i % 2 == 0 else Actor.ASSISTANT,
+            ts=float(i),
+            user="alice",
+            session="s",
+            id=f"t{i}",
+            text=f"deploy prod step {i} " + "x" * 3000,
+        )
+        for i in range(n)
+    ]
 
 
-@pytest.mark.skipif(os.geteuid() != 0, reason="mounting a tmpfs needs root; "
-                    "test_disk_full_injected covers the failure path")
+@pytest.mark.skipif(
+    os.geteuid() != 0,
+    reason="mounting a tmpfs needs root; test_disk_full_injected covers the failure path",
+)
 def test_disk_full_on_real_tmpfs(tiny_disk: Path) -> None:
     backend = MemBackend()
-    mem = Memory(path=tiny_disk, embedder=HashingEmbedder(), judge=None, scorer=None,
-                 backend=backend)  # type: ignore[arg-type]
+    mem = Memory(
+        path=tiny_disk, embedder=HashingEmbedder(), judge=None, scorer=None, backend=backend
+    )  # type: ignore[arg-type]
     turns = big_turns(400)
     acked: list[str] = []
     with pytest.raises(JournalError, match="full"):
@@ -65,8 +82,9 @@ def test_disk_full_on_real_tmpfs(tiny_disk: Path) -> None:
     mem.close()
     # free the disk: a new Memory recovers every acknowledged turn, none of the refused
     subprocess.run(["mount", "-o", "remount,size=64m", str(tiny_disk)], check=True)
-    again = Memory(path=tiny_disk, embedder=HashingEmbedder(), judge=None, scorer=None,
-                   backend=backend)  # type: ignore[arg-type]
+    again = Memory(
+        path=tiny_disk, embedder=HashingEmbedder(), judge=None, scorer=None, backend=backend
+    )  # type: ignore[arg-type]
     again.flush()
     stored = sorted(tid for e in backend.rows.values() for tid in e.turn_ids)
     assert stored == sorted(acked)
@@ -93,8 +111,9 @@ class _FullDisk:
 
 def test_disk_full_injected(tmp_path: Path) -> None:
     backend = MemBackend()
-    mem = Memory(path=tmp_path, embedder=HashingEmbedder(), judge=None, scorer=None,
-                 backend=backend)  # type: ignore[arg-type]
+    mem = Memory(
+        path=tmp_path, embedder=HashingEmbedder(), judge=None, scorer=None, backend=backend
+    )  # type: ignore[arg-type]
     faulty = _FullDisk(mem.journal._db)
     mem.journal._db = faulty  # type: ignore[assignment]
     turns = make_transcript(200, seed=2, users=1, sessions=1)
@@ -108,13 +127,20 @@ def test_disk_full_injected(tmp_path: Path) -> None:
             faulty.armed = False
             mem.observe(turn)  # the caller learnt it was refused and re-sends it at once
     mem.close()  # crash without flush: only the journal knows the open turns now
-    mem = Memory(path=tmp_path, embedder=HashingEmbedder(), judge=None, scorer=None,
-                 backend=backend)  # type: ignore[arg-type]
+    mem = Memory(
+        path=tmp_path, embedder=HashingEmbedder(), judge=None, scorer=None, backend=backend
+    )  # type: ignore[arg-type]
     mem.flush()
     assert refused == len(range(3, 200, 7))
     reference = MemBackend()
-    ref = Memory(path=tmp_path / "ref", embedder=HashingEmbedder(), judge=None, scorer=None,
-                 backend=reference, journal=False)  # type: ignore[arg-type]
+    ref = Memory(
+        path=tmp_path / "ref",
+        embedder=HashingEmbedder(),
+        judge=None,
+        scorer=None,
+        backend=reference,
+        journal=False,
+    )  # type: ignore[arg-type]
     ref.ingest(turns)
     ref.flush()
     assert backend.rows == reference.rows

@@ -11,14 +11,15 @@ from pathlib import Path
 
 import pytest
 
+from episeg.durability.journal import Journal
 from episeg.errors import JournalError
-from episeg.journal import Journal
 from episeg.memory import Memory
 from episeg.testing import HashingEmbedder
 
 
 def test_a_second_journal_on_the_same_file_is_refused_until_the_first_closes(
-        tmp_path: Path) -> None:
+    tmp_path: Path,
+) -> None:
     first = Journal(tmp_path / "journal.sqlite3")
     with pytest.raises(JournalError, match=f"in use by another Memory \\(process {os.getpid()}"):
         Journal(tmp_path / "journal.sqlite3")
@@ -38,10 +39,16 @@ def test_a_dropped_memory_releases_its_lock(tmp_path: Path) -> None:
 @pytest.mark.slow
 def test_another_process_holds_the_journal_until_it_is_killed(tmp_path: Path) -> None:
     holder = subprocess.Popen(
-        [sys.executable, "-c",
-         "import sys, time; from episeg.journal import Journal; "
-         f"j = Journal({str(tmp_path / 'journal.sqlite3')!r}); print('ready', flush=True); "
-         "time.sleep(600)"], stdout=subprocess.PIPE, text=True)
+        [
+            sys.executable,
+            "-c",
+            "import sys, time; from episeg.durability.journal import Journal; "
+            f"j = Journal({str(tmp_path / 'journal.sqlite3')!r}); print('ready', flush=True); "
+            "time.sleep(600)",
+        ],
+        stdout=subprocess.PIPE,
+        text=True,
+    )
     try:
         assert holder.stdout is not None and holder.stdout.readline().strip() == "ready"
         with pytest.raises(JournalError, match=f"process {holder.pid}"):
@@ -54,7 +61,8 @@ def test_another_process_holds_the_journal_until_it_is_killed(tmp_path: Path) ->
 
 
 def test_a_journal_kept_alive_only_by_a_reference_cycle_is_collected_on_conflict(
-        tmp_path: Path) -> None:
+    tmp_path: Path,
+) -> None:
     gc.disable()  # keep the cycle from being collected before the conflict
     try:
         dropped = Journal(tmp_path / "journal.sqlite3")

@@ -21,14 +21,25 @@ def test_judge_timeouts_and_garbage_lose_no_turn(tmp_path: Path) -> None:
     turns = make_transcript(60, seed=11, users=1, sessions=2)
     backend = MemBackend()
     with LoopbackLLMServer(default=Reply.raw("{not json")) as server:
-        server.enqueue(Reply.slow(2.0), Reply.text("ignore previous instructions"),
-                       Reply.json({"decision": "teleport", "summary": 3}), Reply.error(500),
-                       Reply.json({"decision": "new", "summary": "deploy"}), Reply.slow(2.0))
-        judge = OpenAICompatibleJudge(model="m", api_key="k", base_url=server.openai_url,
-                                      timeout=0.3)
-        mem = Memory(path=tmp_path, embedder=HashingEmbedder(), judge=judge, scorer=None,
-                     backend=backend,  # type: ignore[arg-type]
-                     config=EpisegConfig().with_overrides(judge_gate="periodic", judge_every=2))
+        server.enqueue(
+            Reply.slow(2.0),
+            Reply.text("ignore previous instructions"),
+            Reply.json({"decision": "teleport", "summary": 3}),
+            Reply.error(500),
+            Reply.json({"decision": "new", "summary": "deploy"}),
+            Reply.slow(2.0),
+        )
+        judge = OpenAICompatibleJudge(
+            model="m", api_key="k", base_url=server.openai_url, timeout=0.3
+        )
+        mem = Memory(
+            path=tmp_path,
+            embedder=HashingEmbedder(),
+            judge=judge,
+            scorer=None,
+            backend=backend,  # type: ignore[arg-type]
+            config=EpisegConfig().with_overrides(judge_gate="periodic", judge_every=2),
+        )
         mem.ingest(turns)
         mem.flush()
         asked = len(server.requests)

@@ -13,11 +13,11 @@ from pathlib import Path
 
 import pytest
 
-from episeg.journal import Journal
+from episeg.durability.journal import Journal
+from episeg.interfaces.transcript import write_transcript
 from episeg.memory import Memory
 from episeg.store import ChromaBackend
 from episeg.testing import HashingEmbedder
-from episeg.transcript import write_transcript
 
 from .helpers import assert_same_store, make_transcript, snapshot
 
@@ -33,7 +33,10 @@ class Run:
     def __init__(self, path: Path, transcript: Path, start: int) -> None:
         self.proc = subprocess.Popen(
             [sys.executable, str(WORKER), str(path), str(transcript), str(start), "--flush"],
-            stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, text=True)
+            stdout=subprocess.PIPE,
+            stderr=subprocess.DEVNULL,
+            text=True,
+        )
         self.lines: list[str] = []
         self._reader = threading.Thread(target=self._read, daemon=True)
         self._reader.start()
@@ -43,8 +46,9 @@ class Run:
         for line in self.proc.stdout:
             self.lines.append(line.strip())
 
-    def finish(self, *, kill_after: float | None, after_ready: bool = False,
-               timeout: float = 120.0) -> None:
+    def finish(
+        self, *, kill_after: float | None, after_ready: bool = False, timeout: float = 120.0
+    ) -> None:
         """Wait, or SIGKILL ``kill_after`` seconds after the spawn (or after "ready").
 
         Counting from "ready" keeps the loop making progress however slowly the
@@ -74,8 +78,9 @@ def test_sigkill_at_random_points_loses_and_duplicates_nothing(tmp_path: Path) -
     write_transcript(turns, transcript)
     users = sorted({t.user for t in turns})
 
-    reference = Memory(path=tmp_path / "ref", embedder=HashingEmbedder(), judge=None,
-                       scorer=None, journal=False)
+    reference = Memory(
+        path=tmp_path / "ref", embedder=HashingEmbedder(), judge=None, scorer=None, journal=False
+    )
     reference.ingest(turns)
     reference.flush()
     want = snapshot(reference.backend, users)
@@ -92,9 +97,12 @@ def test_sigkill_at_random_points_loses_and_duplicates_nothing(tmp_path: Path) -
         run = Run(path, transcript, start)
         killing = kills < KILLS
         during_startup = rng.random() < 0.35
-        run.finish(kill_after=(rng.uniform(0.1, 1.5) if during_startup
-                               else rng.uniform(0.05, 0.8)) if killing else None,
-                   after_ready=not during_startup)
+        run.finish(
+            kill_after=(rng.uniform(0.1, 1.5) if during_startup else rng.uniform(0.05, 0.8))
+            if killing
+            else None,
+            after_ready=not during_startup,
+        )
         for line in run.lines:
             word, *rest = line.split()
             if word == "ack":
@@ -120,9 +128,15 @@ def test_sigkill_at_random_points_loses_and_duplicates_nothing(tmp_path: Path) -
     assert stored_ids == sorted(t.id or "" for t in turns)  # each turn exactly once
     counts = Journal(path / "journal.sqlite3").counts()
     assert counts["outbox"] == 0 and counts["open_turns"] == 0 and counts["pending_turns"] == 0
-    FIGURES.update(kills=kills, killed_mid_ingest=killed_mid_ingest, resent=resent,
-                   episodes=len(got), turns=len(turns),
-                   max_recovery_s=max(recovery_s), mean_recovery_s=sum(recovery_s) /
-                   len(recovery_s), max_replayed_turns=max(replayed),
-                   seconds=time.monotonic() - started)
+    FIGURES.update(
+        kills=kills,
+        killed_mid_ingest=killed_mid_ingest,
+        resent=resent,
+        episodes=len(got),
+        turns=len(turns),
+        max_recovery_s=max(recovery_s),
+        mean_recovery_s=sum(recovery_s) / len(recovery_s),
+        max_replayed_turns=max(replayed),
+        seconds=time.monotonic() - started,
+    )
     print("kill-9 figures:", FIGURES)

@@ -19,17 +19,35 @@ from episeg.types import Actor, Episode, Turn, TurnType
 
 from .memstore import MemBackend
 
-_WORDS = ["auth", "jwt", "deploy", "terraform", "postgres", "replica", "pytest", "fixture",
-          "invoice", "currency", "pod", "crash"]
+_WORDS = [
+    "auth",
+    "jwt",
+    "deploy",
+    "terraform",
+    "postgres",
+    "replica",
+    "pytest",
+    "fixture",
+    "invoice",
+    "currency",
+    "pod",
+    "crash",
+]
 # /dev/shm is tmpfs: fsync is free there, so hypothesis can afford many examples.
 _TMP = "/dev/shm" if Path("/dev/shm").is_dir() else None
 
-turn_specs = st.lists(st.tuples(st.integers(0, 2), st.integers(0, 2), st.integers(0, 11),
-                                st.integers(0, 11), st.sampled_from(["", " <episode_boundary>",
-                                                                     " <new_subtask>"]),
-                                st.sampled_from([None, "tool-error", "system-event",
-                                                 "user-question", "user-correction"])),
-                      min_size=1, max_size=40)
+turn_specs = st.lists(
+    st.tuples(
+        st.integers(0, 2),
+        st.integers(0, 2),
+        st.integers(0, 11),
+        st.integers(0, 11),
+        st.sampled_from(["", " <episode_boundary>", " <new_subtask>"]),
+        st.sampled_from([None, "tool-error", "system-event", "user-question", "user-correction"]),
+    ),
+    min_size=1,
+    max_size=40,
+)
 
 
 def build(specs: list[tuple[int, int, int, int, str, str | None]]) -> list[Turn]:
@@ -37,17 +55,32 @@ def build(specs: list[tuple[int, int, int, int, str, str | None]]) -> list[Turn]
     for n, (stream, actor, w1, w2, marker, kind) in enumerate(specs):
         role = ("user", "assistant", "tool")[actor]
         text = f"{_WORDS[w1]} {_WORDS[w2]} {_WORDS[(w1 + w2) % 12]}" + (
-            marker if role == "assistant" else "")
-        turns.append(Turn(actor=Actor(role), text=text, ts=float(n), user=f"u{stream % 2}",
-                          session=f"s{stream}", id=f"s{stream}-{seq[stream]}",
-                          type=TurnType(kind) if kind and role != "assistant" else None))
+            marker if role == "assistant" else ""
+        )
+        turns.append(
+            Turn(
+                actor=Actor(role),
+                text=text,
+                ts=float(n),
+                user=f"u{stream % 2}",
+                session=f"s{stream}",
+                id=f"s{stream}-{seq[stream]}",
+                type=TurnType(kind) if kind and role != "assistant" else None,
+            )
+        )
         seq[stream] += 1
     return turns
 
 
 def memory(path: str, backend: MemBackend, **kw: Any) -> Memory:
-    return Memory(path=path, embedder=HashingEmbedder(), judge=kw.pop("judge", None),
-                  scorer=None, backend=backend, **kw)  # type: ignore[arg-type]
+    return Memory(
+        path=path,
+        embedder=HashingEmbedder(),
+        judge=kw.pop("judge", None),
+        scorer=None,
+        backend=backend,
+        **kw,
+    )  # type: ignore[arg-type]
 
 
 def uninterrupted(turns: list[Turn], **kw: Any) -> dict[str, Episode]:
@@ -68,7 +101,7 @@ def crashed(turns: list[Turn], cuts: list[int], resend: int, **kw: Any) -> MemBa
         start = 0
         for cut in [*sorted(cuts), len(turns)]:
             mem = memory(path, backend, judge=judge() if judge else None, **kw)
-            mem.ingest(turns[max(0, start - resend):cut])
+            mem.ingest(turns[max(0, start - resend) : cut])
             start = max(start, cut)
             if cut == len(turns):
                 mem.flush()
@@ -82,12 +115,13 @@ def assert_tiles(rows: dict[str, Episode], turns: list[Turn]) -> None:
 
 
 class TestReplayEquivalence:
-    @settings(max_examples=150, deadline=None,
-              suppress_health_check=[HealthCheck.too_slow])
-    @given(specs=turn_specs, cuts=st.lists(st.integers(0, 40), max_size=4),
-           resend=st.integers(0, 5))
-    def test_restart_yields_uninterrupted_episodes(self, specs: Any, cuts: list[int],
-                                                   resend: int) -> None:
+    @settings(max_examples=150, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+    @given(
+        specs=turn_specs, cuts=st.lists(st.integers(0, 40), max_size=4), resend=st.integers(0, 5)
+    )
+    def test_restart_yields_uninterrupted_episodes(
+        self, specs: Any, cuts: list[int], resend: int
+    ) -> None:
         turns = build(specs)
         want = uninterrupted(turns)
         backend = crashed(turns, [min(c, len(turns)) for c in cuts], resend)
@@ -97,8 +131,9 @@ class TestReplayEquivalence:
     @pytest.mark.parametrize("gate", ["ambiguous", "both"])
     @settings(max_examples=40, deadline=None, suppress_health_check=[HealthCheck.too_slow])
     @given(specs=turn_specs, cuts=st.lists(st.integers(0, 40), min_size=1, max_size=3))
-    def test_replay_with_judge_asks_it_nothing_new(self, gate: str, specs: Any,
-                                                   cuts: list[int]) -> None:
+    def test_replay_with_judge_asks_it_nothing_new(
+        self, gate: str, specs: Any, cuts: list[int]
+    ) -> None:
         # "both" adds the periodic cadence, whose counter runs across episodes
         config = EpisegConfig(judge_gate=gate, judge_every=3)
         turns = build(specs)
@@ -123,11 +158,21 @@ class TestReplayEquivalence:
 
 
 PERIODIC_CASE = [
-    ("assistant", "cache log api"), ("user", "retry prod jwt"), ("assistant", "api deploy ci"),
-    ("user", "ci deploy api"), ("user", "db lock deploy"), ("user", "deploy db log"),
-    ("user", "cache prod jwt"), ("assistant", "prod key retry"), ("user", "jwt prod cache"),
-    ("user", "db jwt deploy"), ("user", "auth ci api"), ("user", "key auth db"),
-    ("assistant", "lock ci db"), ("user", "key retry jwt")]
+    ("assistant", "cache log api"),
+    ("user", "retry prod jwt"),
+    ("assistant", "api deploy ci"),
+    ("user", "ci deploy api"),
+    ("user", "db lock deploy"),
+    ("user", "deploy db log"),
+    ("user", "cache prod jwt"),
+    ("assistant", "prod key retry"),
+    ("user", "jwt prod cache"),
+    ("user", "db jwt deploy"),
+    ("user", "auth ci api"),
+    ("user", "key auth db"),
+    ("assistant", "lock ci db"),
+    ("user", "key retry jwt"),
+]
 
 
 class TestPeriodicCadenceSurvivesRestart:
@@ -135,8 +180,10 @@ class TestPeriodicCadenceSurvivesRestart:
         # Found by a seeded search: without the cadence counter in the checkpoint,
         # a restart after turn 7 asks the judge at different turns than the live run.
         config = EpisegConfig(judge_gate="both", judge_every=3)
-        turns = [Turn(actor=Actor(a), text=t, ts=float(i), id=f"t{i}")
-                 for i, (a, t) in enumerate(PERIODIC_CASE)]
+        turns = [
+            Turn(actor=Actor(a), text=t, ts=float(i), id=f"t{i}")
+            for i, (a, t) in enumerate(PERIODIC_CASE)
+        ]
         script = ["continue", "new", "sub-episode", "error"] * 10
         want = uninterrupted(turns, judge=ScriptedJudge(script), config=config)
         backend, made = MemBackend(), 0
@@ -155,8 +202,13 @@ class TestPeriodicCadenceSurvivesRestart:
 class TestJournalUnits:
     def test_duplicate_after_restart_of_stored_turn_is_refused(self, tmp_path: Path) -> None:
         backend = MemBackend()
-        turns = build([(0, 0, 1, 2, "", None), (0, 1, 1, 2, " <episode_boundary>", None),
-                       (0, 0, 5, 6, "", None)])
+        turns = build(
+            [
+                (0, 0, 1, 2, "", None),
+                (0, 1, 1, 2, " <episode_boundary>", None),
+                (0, 0, 5, 6, "", None),
+            ]
+        )
         mem = memory(str(tmp_path), backend)
         mem.ingest(turns)
         stored_before = dict(backend.rows)
@@ -170,8 +222,12 @@ class TestJournalUnits:
         assert backend.writes.count(next(iter(stored_before))) == 1
 
     def test_sub_episode_parent_survives_restart(self, tmp_path: Path) -> None:
-        specs = [(0, 0, 1, 2, "", None), (0, 2, 1, 2, "", "tool-error"),
-                 (0, 0, 9, 10, "", "user-question"), (0, 2, 9, 10, "", None)]
+        specs = [
+            (0, 0, 1, 2, "", None),
+            (0, 2, 1, 2, "", "tool-error"),
+            (0, 0, 9, 10, "", "user-question"),
+            (0, 2, 9, 10, "", None),
+        ]
         turns = build(specs)
         want = uninterrupted(turns)
         assert any(e.parent_id for e in want.values())

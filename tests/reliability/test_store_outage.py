@@ -20,12 +20,12 @@ FIGURES: dict[str, float] = {}
 
 
 @pytest.mark.slow
-def test_chroma_server_killed_mid_ingest(tmp_path: Path,
-                                         caplog: pytest.LogCaptureFixture) -> None:
+def test_chroma_server_killed_mid_ingest(tmp_path: Path, caplog: pytest.LogCaptureFixture) -> None:
     turns = make_transcript(240, seed=3, users=2, sessions=2)
     users = sorted({t.user for t in turns})
-    reference = Memory(path=tmp_path / "ref", embedder=HashingEmbedder(), judge=None,
-                       scorer=None, journal=False)
+    reference = Memory(
+        path=tmp_path / "ref", embedder=HashingEmbedder(), judge=None, scorer=None, journal=False
+    )
     reference.ingest(turns)
     reference.flush()
     want = snapshot(reference.backend, users)
@@ -33,8 +33,14 @@ def test_chroma_server_killed_mid_ingest(tmp_path: Path,
     server = ChromaServer(tmp_path / "srv", start=False)
     server.start()
     try:
-        mem = Memory(path=tmp_path / "mem", embedder=HashingEmbedder(), judge=None, scorer=None,
-                     backend=ChromaBackend.http("127.0.0.1", server.port), retry_interval=0.2)
+        mem = Memory(
+            path=tmp_path / "mem",
+            embedder=HashingEmbedder(),
+            judge=None,
+            scorer=None,
+            backend=ChromaBackend.http("127.0.0.1", server.port),
+            retry_interval=0.2,
+        )
         mem.ingest(turns[:80])
         assert mem.pending_writes() == []
         server.kill()
@@ -69,8 +75,14 @@ def test_retry_pending_after_outage_in_process(tmp_path: Path) -> None:
 
     turns = make_transcript(120, seed=5, users=1, sessions=2)
     backend = MemBackend()
-    mem = Memory(path=tmp_path, embedder=HashingEmbedder(), judge=None, scorer=None,
-                 backend=backend, retry_interval=3600)  # type: ignore[arg-type]
+    mem = Memory(
+        path=tmp_path,
+        embedder=HashingEmbedder(),
+        judge=None,
+        scorer=None,
+        backend=backend,
+        retry_interval=3600,
+    )  # type: ignore[arg-type]
     mem.ingest(turns[:40])
     backend.down = True
     mem.ingest(turns[40:100])

@@ -16,9 +16,16 @@ from episeg.typing import SalienceScorer
 
 FAST = RetryPolicy(attempts=2, base_delay=0.05, max_delay=0.2)
 EPISODE = Episode(
-    id="ep-1", user="u", session="s", summary="outage", opened_at=0.0, closed_at=1.0,
-    turns=(Turn(actor=Actor.USER, text="production is down, 503 everywhere", ts=0.0),
-           Turn(actor=Actor.TOOL, text="error: pool exhausted", ts=1.0)),
+    id="ep-1",
+    user="u",
+    session="s",
+    summary="outage",
+    opened_at=0.0,
+    closed_at=1.0,
+    turns=(
+        Turn(actor=Actor.USER, text="production is down, 503 everywhere", ts=0.0),
+        Turn(actor=Actor.TOOL, text="error: pool exhausted", ts=1.0),
+    ),
 )
 
 Factory = Callable[..., LLMSalienceScorer]
@@ -34,17 +41,20 @@ def server() -> Iterator[LoopbackLLMServer]:
 def make(request: pytest.FixtureRequest, server: LoopbackLLMServer) -> Factory:
     def build(**kwargs: Any) -> LLMSalienceScorer:
         if request.param == "anthropic":
-            return LLMSalienceScorer.anthropic(api_key="k", base_url=server.anthropic_url,
-                                               timeout=0.5, retry=FAST, **kwargs)
-        return LLMSalienceScorer.openai_compatible(model="m", api_key="k",
-                                                   base_url=server.openai_url, timeout=0.5,
-                                                   retry=FAST, **kwargs)
+            return LLMSalienceScorer.anthropic(
+                api_key="k", base_url=server.anthropic_url, timeout=0.5, retry=FAST, **kwargs
+            )
+        return LLMSalienceScorer.openai_compatible(
+            model="m", api_key="k", base_url=server.openai_url, timeout=0.5, retry=FAST, **kwargs
+        )
+
     return build
 
 
 class TestLLMSalienceScorer:
-    def test_scores_once_with_anchored_prompt(self, server: LoopbackLLMServer,
-                                              make: Factory) -> None:
+    def test_scores_once_with_anchored_prompt(
+        self, server: LoopbackLLMServer, make: Factory
+    ) -> None:
         server.enqueue(Reply.json({"score": 9}))
         scorer = make(anchors="sre")
         assert isinstance(scorer, SalienceScorer)
@@ -69,24 +79,30 @@ class TestLLMSalienceScorer:
 
     def test_custom_anchors_in_prompt(self, server: LoopbackLLMServer, make: Factory) -> None:
         server.enqueue(Reply.json({"score": 3}))
-        anchors = AnchorSet("support", "a greeting", "a churn-risk escalation",
-                            ("saying hello",), ("a customer threatening to cancel",))
+        anchors = AnchorSet(
+            "support",
+            "a greeting",
+            "a churn-risk escalation",
+            ("saying hello",),
+            ("a customer threatening to cancel",),
+        )
         make(anchors=anchors).score(EPISODE)
         assert "(e.g., a customer threatening to cancel)" in server.requests[0].prompt_text
 
-    def test_bad_reply_retried_then_scored(self, server: LoopbackLLMServer,
-                                           make: Factory) -> None:
+    def test_bad_reply_retried_then_scored(self, server: LoopbackLLMServer, make: Factory) -> None:
         server.enqueue(Reply.json({"score": 11}), Reply.json({"score": 7}))
         scorer = make()
         assert scorer.score(EPISODE).score == 7
         assert scorer.calls == 2
 
-    @pytest.mark.parametrize("bad", [Reply.json({"score": 11}), Reply.text("7-8, depending"),
-                                     Reply.json({"score": "7"})],
-                             ids=["out-of-range", "prose", "string"])
-    def test_persistent_garbage_is_unscored_not_5(self, server: LoopbackLLMServer,
-                                                  make: Factory, bad: Reply,
-                                                  caplog: pytest.LogCaptureFixture) -> None:
+    @pytest.mark.parametrize(
+        "bad",
+        [Reply.json({"score": 11}), Reply.text("7-8, depending"), Reply.json({"score": "7"})],
+        ids=["out-of-range", "prose", "string"],
+    )
+    def test_persistent_garbage_is_unscored_not_5(
+        self, server: LoopbackLLMServer, make: Factory, bad: Reply, caplog: pytest.LogCaptureFixture
+    ) -> None:
         server.enqueue(bad, bad)
         scorer = make()
         with caplog.at_level(logging.WARNING, logger="episeg"):
@@ -103,16 +119,18 @@ class TestLLMSalienceScorer:
         assert not scorer.score(EPISODE).is_scored
         assert scorer.calls == 1
 
-    def test_timeout_is_unscored(self, server: LoopbackLLMServer, make: Factory,
-                                 caplog: pytest.LogCaptureFixture) -> None:
+    def test_timeout_is_unscored(
+        self, server: LoopbackLLMServer, make: Factory, caplog: pytest.LogCaptureFixture
+    ) -> None:
         server.enqueue(Reply.slow(2.0), Reply.slow(2.0))
         with caplog.at_level(logging.WARNING, logger="episeg"):
             result = make().score(EPISODE)
         assert not result.is_scored and "timed out" in result.reason
         assert "left unscored" in caplog.text
 
-    def test_overloaded_is_unscored(self, server: LoopbackLLMServer, make: Factory,
-                                    caplog: pytest.LogCaptureFixture) -> None:
+    def test_overloaded_is_unscored(
+        self, server: LoopbackLLMServer, make: Factory, caplog: pytest.LogCaptureFixture
+    ) -> None:
         server.enqueue(Reply.overloaded(), Reply.overloaded())
         with caplog.at_level(logging.WARNING, logger="episeg"):
             result = make().score(EPISODE)
@@ -127,5 +145,4 @@ class TestLLMSalienceScorer:
         with pytest.raises(ValueError, match="retries"):
             LLMSalienceScorer.anthropic(api_key="k", base_url=server.anthropic_url, retries=-1)
         with pytest.raises(ValueError, match="valid: coding, general, sre"):
-            LLMSalienceScorer.anthropic(api_key="k", base_url=server.anthropic_url,
-                                        anchors="legal")
+            LLMSalienceScorer.anthropic(api_key="k", base_url=server.anthropic_url, anchors="legal")

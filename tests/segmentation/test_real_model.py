@@ -4,8 +4,8 @@ from __future__ import annotations
 
 import pytest
 
-from episeg.demo import sample_turns
-from episeg.segmenter import Segmenter
+from episeg.interfaces.demo import sample_turns
+from episeg.segmentation.segmenter import Segmenter
 from episeg.types import Turn
 
 pytestmark = pytest.mark.slow
@@ -41,7 +41,8 @@ def test_sample_conversation_gives_auth_deploy_lock_retry(minilm):
 def test_streaming_equals_batch_with_the_real_model(minilm):
     turns = sample_turns() + [
         Turn(actor=a, text=t, ts=float(i), session="seed", user="alice")
-        for i, (a, t) in enumerate(SEED_CONVO)]
+        for i, (a, t) in enumerate(SEED_CONVO)
+    ]
     batch = Segmenter(embedder=minilm).segment(turns)
     stream_seg = Segmenter(embedder=minilm)
     stream = [e for t in turns for e in stream_seg.observe(t)] + stream_seg.flush()

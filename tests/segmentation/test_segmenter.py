@@ -8,7 +8,7 @@ from hypothesis import strategies as st
 
 from episeg.config import EpisegConfig
 from episeg.errors import ConfigError, TurnValidationError
-from episeg.segmenter import Segmenter
+from episeg.segmentation.segmenter import Segmenter
 from episeg.testing import HashingEmbedder, ScriptedJudge
 from episeg.types import Decision, Turn
 
@@ -18,8 +18,12 @@ turn_strategy = st.builds(
     lambda actor, words, kind, marker: (actor, " ".join(words) + marker, kind),
     st.sampled_from(["user", "assistant", "tool", "system"]),
     st.lists(st.sampled_from(WORDS), min_size=0, max_size=6),
-    st.one_of(st.none(), st.sampled_from(["user-question", "tool-error", "user-correction",
-                                          "assistant-answer", "system-event"])),
+    st.one_of(
+        st.none(),
+        st.sampled_from(
+            ["user-question", "tool-error", "user-correction", "assistant-answer", "system-event"]
+        ),
+    ),
     st.sampled_from(["", "", "", " <episode_boundary>", "<new_subtask> "]),
 )
 
@@ -29,14 +33,23 @@ def make_turns(specs, *, sessions=1):
     for i, (actor, text, kind) in enumerate(specs):
         if kind == "system-event" and actor != "system":
             kind = None
-        turns.append(Turn(actor=actor, text=text, ts=float(i * 10), type=kind,
-                          session=f"s{i % sessions}", user="u"))
+        turns.append(
+            Turn(
+                actor=actor,
+                text=text,
+                ts=float(i * 10),
+                type=kind,
+                session=f"s{i % sessions}",
+                user="u",
+            )
+        )
     return turns
 
 
 def small_config(**kw):
-    return EpisegConfig(window_max_turns=5, semantic_threshold=0.6, drift_threshold=0.4,
-                        judge_every=2, **kw)
+    return EpisegConfig(
+        window_max_turns=5, semantic_threshold=0.6, drift_threshold=0.4, judge_every=2, **kw
+    )
 
 
 class TestTiling:
@@ -44,17 +57,22 @@ class TestTiling:
     @given(st.lists(turn_strategy, min_size=1, max_size=40), st.integers(1, 3))
     def test_episodes_tile_the_stream(self, specs, sessions):
         turns = make_turns(specs, sessions=sessions)
-        seg = Segmenter(config=small_config(), embedder=HashingEmbedder(),
-                        judge=ScriptedJudge(["continue", "new", "error", "sub-episode"] * 20))
+        seg = Segmenter(
+            config=small_config(),
+            embedder=HashingEmbedder(),
+            judge=ScriptedJudge(["continue", "new", "error", "sub-episode"] * 20),
+        )
         episodes = []
         for t in turns:
             episodes += seg.observe(t)
         episodes += seg.flush()
         assert all(e.turns for e in episodes)
         got = sorted(t.id for e in episodes for t in e.turns)
-        assert got == sorted(f"{t.session}:{i}" for t in turns
-                             for i in [sum(1 for u in turns[:turns.index(t)]
-                                           if u.session == t.session)])
+        assert got == sorted(
+            f"{t.session}:{i}"
+            for t in turns
+            for i in [sum(1 for u in turns[: turns.index(t)] if u.session == t.session)]
+        )
         for e in episodes:  # contiguous within its session, in order
             positions = [int(t.id.split(":")[1]) for t in e.turns]
             assert positions == list(range(positions[0], positions[0] + len(positions)))
@@ -66,63 +84,82 @@ class TestTiling:
         script = ["continue", "new", "error", "sub-episode"] * 20
 
         def run_stream():
-            seg = Segmenter(config=small_config(), embedder=HashingEmbedder(),
-                            judge=ScriptedJudge(script))
+            seg = Segmenter(
+                config=small_config(), embedder=HashingEmbedder(), judge=ScriptedJudge(script)
+            )
             eps = [e for t in turns for e in seg.observe(t)]
             return eps + seg.flush()
 
-        batch = Segmenter(config=small_config(), embedder=HashingEmbedder(),
-                          judge=ScriptedJudge(script)).segment(turns)
+        batch = Segmenter(
+            config=small_config(), embedder=HashingEmbedder(), judge=ScriptedJudge(script)
+        ).segment(turns)
         key = lambda eps: sorted((e.id, e.turn_ids, e.parent_id) for e in eps)  # noqa: E731
         assert key(run_stream()) == key(batch)
 
 
 class TestLayering:
     def test_marker_is_authoritative_and_stripped(self):
-        turns = [Turn(actor="user", text="auth 401", ts=0),
-                 Turn(actor="assistant", text="fixed the jwt. <episode_boundary>", ts=1),
-                 Turn(actor="user", text="auth again", ts=2)]
+        turns = [
+            Turn(actor="user", text="auth 401", ts=0),
+            Turn(actor="assistant", text="fixed the jwt. <episode_boundary>", ts=1),
+            Turn(actor="user", text="auth again", ts=2),
+        ]
         eps = Segmenter(embedder=HashingEmbedder()).segment(turns)
         assert [len(e.turns) for e in eps] == [2, 1]
         assert eps[0].turns[1].text == "fixed the jwt."
         assert eps[1].boundary_verdicts[0].signal == "marker"
 
     def test_tool_error_then_question_opens_a_sub_episode_with_parent(self):
-        turns = [Turn(actor="user", text="deploy prod", ts=0, type="user-question"),
-                 Turn(actor="tool", text="Error: state lock", ts=1, type="tool-error"),
-                 Turn(actor="user", text="who holds the lock", ts=2, type="user-question")]
-        eps = Segmenter(embedder=HashingEmbedder(),
-                        config=EpisegConfig(semantic_threshold=2.0)).segment(turns)
+        turns = [
+            Turn(actor="user", text="deploy prod", ts=0, type="user-question"),
+            Turn(actor="tool", text="Error: state lock", ts=1, type="tool-error"),
+            Turn(actor="user", text="who holds the lock", ts=2, type="user-question"),
+        ]
+        eps = Segmenter(
+            embedder=HashingEmbedder(), config=EpisegConfig(semantic_threshold=2.0)
+        ).segment(turns)
         assert [len(e.turns) for e in eps] == [2, 1]
         assert eps[1].parent_id == eps[0].id
 
     def test_hints_do_not_cut_before_tool_turns(self):
-        turns = [Turn(actor="user", text="auth jwt login", ts=0),
-                 Turn(actor="assistant", text="auth jwt login", ts=1),
-                 Turn(actor="tool", text="terraform cache db", ts=2)]
-        seg = Segmenter(embedder=HashingEmbedder(), keep_trace=True,
-                        config=EpisegConfig(semantic_threshold=0.1, semantic_min_turns=1))
+        turns = [
+            Turn(actor="user", text="auth jwt login", ts=0),
+            Turn(actor="assistant", text="auth jwt login", ts=1),
+            Turn(actor="tool", text="terraform cache db", ts=2),
+        ]
+        seg = Segmenter(
+            embedder=HashingEmbedder(),
+            keep_trace=True,
+            config=EpisegConfig(semantic_threshold=0.1, semantic_min_turns=1),
+        )
         assert len(seg.segment(turns)) == 1
         assert seg.trace is not None and seg.trace[-1].semantic_distance > 0.1
 
     def test_judge_is_gated_to_ambiguous_turns(self):
         judge = ScriptedJudge()
-        seg = Segmenter(embedder=HashingEmbedder(), judge=judge,
-                        config=EpisegConfig(judge_gate="ambiguous"))
+        seg = Segmenter(
+            embedder=HashingEmbedder(), judge=judge, config=EpisegConfig(judge_gate="ambiguous")
+        )
         same = [Turn(actor="user", text="auth jwt login", ts=float(i)) for i in range(10)]
         seg.segment(same)
         assert judge.calls == 0  # identical turns: never ambiguous
 
     def test_periodic_gate_counts_calls(self):
         judge = ScriptedJudge()
-        seg = Segmenter(embedder=HashingEmbedder(), judge=judge,
-                        config=EpisegConfig(judge_gate="periodic", judge_every=4))
+        seg = Segmenter(
+            embedder=HashingEmbedder(),
+            judge=judge,
+            config=EpisegConfig(judge_gate="periodic", judge_every=4),
+        )
         seg.segment([Turn(actor="user", text="auth jwt", ts=float(i)) for i in range(13)])
         assert judge.calls == seg.stats["judge_calls"] == 3
 
     def test_judge_failure_falls_back_to_cheap_signals(self):
-        seg = Segmenter(embedder=HashingEmbedder(), judge=ScriptedJudge(["error"] * 50),
-                        config=EpisegConfig(judge_gate="periodic", judge_every=1))
+        seg = Segmenter(
+            embedder=HashingEmbedder(),
+            judge=ScriptedJudge(["error"] * 50),
+            config=EpisegConfig(judge_gate="periodic", judge_every=1),
+        )
         eps = seg.segment([Turn(actor="user", text="auth jwt", ts=float(i)) for i in range(5)])
         assert len(eps) == 1 and seg.stats["judge_failures"] == 4
 

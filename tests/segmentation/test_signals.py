@@ -5,7 +5,7 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from episeg.signals import (
+from episeg.segmentation.signals import (
     AgentMarker,
     FixedWindow,
     GradualDrift,
@@ -19,10 +19,15 @@ from episeg.testing import ScriptedJudge
 from episeg.types import Decision, Turn, TurnType, Verdict
 from tests.segmentation.helpers import observed
 
-ALL = [AgentMarker, StructuralTurnType, lambda: FixedWindow(max_turns=3),
-       lambda: SemanticShift(threshold=0.5, min_words=1), lambda: GradualDrift(threshold=0.5),
-       # every=0: the periodic cadence is session state that deliberately survives reset
-       lambda: PredictionError(ScriptedJudge(), every=0)]
+ALL = [
+    AgentMarker,
+    StructuralTurnType,
+    lambda: FixedWindow(max_turns=3),
+    lambda: SemanticShift(threshold=0.5, min_words=1),
+    lambda: GradualDrift(threshold=0.5),
+    # every=0: the periodic cadence is session state that deliberately survives reset
+    lambda: PredictionError(ScriptedJudge(), every=0),
+]
 
 
 @pytest.mark.parametrize("make", ALL)
@@ -62,26 +67,30 @@ class TestAgentMarker:
 
     def test_user_markers_are_not_obeyed(self):
         signal = AgentMarker()
-        assert signal.update(observed(markers=("before:episode_boundary",))).decision \
+        assert (
+            signal.update(observed(markers=("before:episode_boundary",))).decision
             is Decision.ABSTAIN
+        )
 
 
 class TestStructural:
-    @pytest.mark.parametrize(("actor", "text", "expected"), [
-        ("system", "new file uploaded", "system-event"),
-        ("tool", "HTTP 500 internal error", "tool-error"),
-        ("tool", "200 OK, 3 rows", "tool-success"),
-        ("user", "actually, use staging", "user-correction"),
-        ("user", "how do I deploy?", "user-question"),
-        ("assistant", "Here is the fix.", "assistant-answer"),
-    ])
+    @pytest.mark.parametrize(
+        ("actor", "text", "expected"),
+        [
+            ("system", "new file uploaded", "system-event"),
+            ("tool", "HTTP 500 internal error", "tool-error"),
+            ("tool", "200 OK, 3 rows", "tool-success"),
+            ("user", "actually, use staging", "user-correction"),
+            ("user", "how do I deploy?", "user-question"),
+            ("assistant", "Here is the fix.", "assistant-answer"),
+        ],
+    )
     def test_inference(self, actor, text, expected):
         assert infer_turn_type(Turn(actor=actor, text=text, ts=0)).value == expected
 
     def test_inferred_system_event_is_only_a_hint(self):
         v = StructuralTurnType().update(observed(actor="system"))
-        v2 = StructuralTurnType().update(
-            observed(actor="system", kind="system-event"))
+        v2 = StructuralTurnType().update(observed(actor="system", kind="system-event"))
         assert v2.authoritative
         # without a harness type the observed helper infers user-question: no rule fires
         assert v.decision is Decision.ABSTAIN
@@ -95,10 +104,15 @@ class TestFixedWindow:
     def test_waits_for_a_user_turn_then_hard_cuts(self):
         w = FixedWindow(max_turns=2, hard_factor=2.0)
         w.reset(observed())
-        decisions = [w.update(observed(actor="assistant", ts=float(i))).decision
-                     for i in range(1, 5)]
-        assert decisions == [Decision.CONTINUE, Decision.CONTINUE, Decision.CONTINUE,
-                             Decision.BOUNDARY]
+        decisions = [
+            w.update(observed(actor="assistant", ts=float(i))).decision for i in range(1, 5)
+        ]
+        assert decisions == [
+            Decision.CONTINUE,
+            Decision.CONTINUE,
+            Decision.CONTINUE,
+            Decision.BOUNDARY,
+        ]
 
     def test_clock_limit(self):
         w = FixedWindow(max_turns=100, max_seconds=60)
@@ -106,8 +120,7 @@ class TestFixedWindow:
         assert w.update(observed(ts=30.0)).decision is Decision.CONTINUE
         assert w.update(observed(ts=61.0)).decision is Decision.BOUNDARY
 
-    @pytest.mark.parametrize("kwargs", [{"max_turns": 0}, {"max_seconds": 0},
-                                        {"hard_factor": 0.5}])
+    @pytest.mark.parametrize("kwargs", [{"max_turns": 0}, {"max_seconds": 0}, {"hard_factor": 0.5}])
     def test_bad_values(self, kwargs):
         with pytest.raises(ValueError):
             FixedWindow(**kwargs)

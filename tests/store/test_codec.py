@@ -26,24 +26,47 @@ def shared_backend(tmp_path_factory: pytest.TempPathFactory) -> ChromaBackend:
 finite = st.floats(allow_nan=False, allow_infinity=False, width=64)
 names = st.text(min_size=1, max_size=12).filter(lambda s: s.strip() != "")
 turns = st.builds(
-    Turn, actor=st.sampled_from(["user", "assistant", "tool", "system"]), text=st.text(max_size=40),
-    ts=finite, type=st.none() | st.sampled_from(list(TurnType)), id=st.none() | names,
-    user=names, session=names)
-verdicts = st.builds(Verdict, signal=names, decision=st.sampled_from(list(Decision)),
-                     score=st.floats(0, 1), reason=st.text(max_size=20),
-                     authoritative=st.booleans())
-saliences = st.none() | st.builds(Salience, score=st.none() | st.integers(1, 10), scorer=names,
-                                  reason=st.text(max_size=20))
+    Turn,
+    actor=st.sampled_from(["user", "assistant", "tool", "system"]),
+    text=st.text(max_size=40),
+    ts=finite,
+    type=st.none() | st.sampled_from(list(TurnType)),
+    id=st.none() | names,
+    user=names,
+    session=names,
+)
+verdicts = st.builds(
+    Verdict,
+    signal=names,
+    decision=st.sampled_from(list(Decision)),
+    score=st.floats(0, 1),
+    reason=st.text(max_size=20),
+    authoritative=st.booleans(),
+)
+saliences = st.none() | st.builds(
+    Salience, score=st.none() | st.integers(1, 10), scorer=names, reason=st.text(max_size=20)
+)
 episodes = st.builds(
-    Episode, id=names, user=names, session=names, turns=st.lists(turns, max_size=4).map(tuple),
-    summary=st.text(max_size=40), opened_at=finite, closed_at=finite,
+    Episode,
+    id=names,
+    user=names,
+    session=names,
+    turns=st.lists(turns, max_size=4).map(tuple),
+    summary=st.text(max_size=40),
+    opened_at=finite,
+    closed_at=finite,
     embedding=st.lists(st.floats(-1, 1, width=32), min_size=4, max_size=4).map(
-        lambda v: np.array([*v, 1.0], dtype=np.float32)),
-    salience=saliences, parent_id=st.none() | names,
+        lambda v: np.array([*v, 1.0], dtype=np.float32)
+    ),
+    salience=saliences,
+    parent_id=st.none() | names,
     boundary_verdicts=st.lists(verdicts, max_size=2).map(tuple),
     closing_verdicts=st.lists(verdicts, max_size=2).map(tuple),
-    recall_count=st.integers(0, 2**40), last_accessed=st.none() | finite,
-    strength=st.floats(0.001, 1e6), archived=st.booleans())
+    recall_count=st.integers(0, 2**40),
+    last_accessed=st.none() | finite,
+    strength=st.floats(0.001, 1e6),
+    archived=st.booleans(),
+)
 
 
 class TestCodec:
@@ -56,8 +79,9 @@ class TestCodec:
         assert back.embedding is not None and ep.embedding is not None
         np.testing.assert_array_equal(back.embedding, ep.embedding)
 
-    @settings(max_examples=40, deadline=None,
-              suppress_health_check=[HealthCheck.function_scoped_fixture])
+    @settings(
+        max_examples=40, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture]
+    )
     @given(ep=episodes)
     def test_round_trip_through_chroma(self, shared_backend: ChromaBackend, ep: Episode) -> None:
         store = shared_backend.store_for(f"t{next(_runs)}")
@@ -69,8 +93,19 @@ class TestCodec:
         np.testing.assert_allclose(back.embedding, ep.embedding, rtol=1e-6, atol=1e-6)
 
     def test_refuses_foreign_or_damaged_records(self, tmp_path: Path) -> None:
-        rec = encode(Episode(id="e", user="u", session="s", turns=(), summary="", opened_at=0.0,
-                             closed_at=0.0, embedding=np.ones(2, np.float32)), tenant="t")
+        rec = encode(
+            Episode(
+                id="e",
+                user="u",
+                session="s",
+                turns=(),
+                summary="",
+                opened_at=0.0,
+                closed_at=0.0,
+                embedding=np.ones(2, np.float32),
+            ),
+            tenant="t",
+        )
         with pytest.raises(StoreError, match="codec"):
             decode("e", "", {**rec.metadata, "codec": CODEC_VERSION + 1})
         with pytest.raises(StoreError, match="malformed"):
@@ -78,5 +113,16 @@ class TestCodec:
         with pytest.raises(StoreError, match="no metadata"):
             decode("e", "", None)
         with pytest.raises(StoreError, match="non-finite"):
-            encode(Episode(id="e", user="u", session="s", turns=(), summary="", opened_at=0.0,
-                           closed_at=0.0, embedding=np.array([np.nan, 1.0])), tenant="t")
+            encode(
+                Episode(
+                    id="e",
+                    user="u",
+                    session="s",
+                    turns=(),
+                    summary="",
+                    opened_at=0.0,
+                    closed_at=0.0,
+                    embedding=np.array([np.nan, 1.0]),
+                ),
+                tenant="t",
+            )

@@ -26,9 +26,13 @@ class TestStoreDown:
         finally:
             server.stop()
         calls = [
-            lambda: store.add([ep]), lambda: store.get(["e1"]), lambda: store.count(),
-            lambda: store.query(np.array([1.0, 0.0]), k=1), lambda: store.list(),
-            lambda: store.update([ep]), lambda: store.delete(["e1"]),
+            lambda: store.add([ep]),
+            lambda: store.get(["e1"]),
+            lambda: store.count(),
+            lambda: store.query(np.array([1.0, 0.0]), k=1),
+            lambda: store.list(),
+            lambda: store.update([ep]),
+            lambda: store.delete(["e1"]),
         ]
         for call in calls:
             with pytest.raises(StoreUnavailableError, match="unreachable"):

@@ -22,8 +22,12 @@ SECRET = [0.3, -0.2, 0.9, 0.1]
 
 def _victim(backend: ChromaBackend, name: str) -> ChromaEpisodeStore:
     victim = backend.store_for(name)
-    victim.add([make_episode("secret-1", SECRET, text="victim password"),
-                make_episode("shared-id", [1, 0, 0, 0], text="victim shared")])
+    victim.add(
+        [
+            make_episode("secret-1", SECRET, text="victim password"),
+            make_episode("shared-id", [1, 0, 0, 0], text="victim shared"),
+        ]
+    )
     return victim
 
 
@@ -46,13 +50,20 @@ class TestTenantIsolation:
         assert victim.get(["secret-1"])[0].recall_count == 0
         assert victim.tenant == victim_name
 
-    @pytest.mark.parametrize("variant", [
-        lambda t: t.upper(), lambda t: t + "/..", lambda t: "../" + t, lambda t: t + " x",
-        lambda t: t.replace("-", " "), lambda t: t + "\u200b",
-    ])
+    @pytest.mark.parametrize(
+        "variant",
+        [
+            lambda t: t.upper(),
+            lambda t: t + "/..",
+            lambda t: "../" + t,
+            lambda t: t + " x",
+            lambda t: t.replace("-", " "),
+            lambda t: t + "\u200b",
+        ],
+    )
     def test_lookalike_tenants_are_other_tenants(
-            self, backend: ChromaBackend, tenant_name: TenantName,
-            variant: Callable[[str], str]) -> None:
+        self, backend: ChromaBackend, tenant_name: TenantName, variant: Callable[[str], str]
+    ) -> None:
         name = tenant_name("victim")
         _victim(backend, name)
         other = variant(name)
@@ -73,14 +84,19 @@ class TestTenantIsolation:
                 backend.store_for(bad)
 
     def test_foreign_record_in_own_collection_is_dropped_and_logged(
-            self, tmp_path: object, caplog: pytest.LogCaptureFixture) -> None:
+        self, tmp_path: object, caplog: pytest.LogCaptureFixture
+    ) -> None:
         client = ChromaBackend.persistent(str(tmp_path))
         store = client.store_for("alice")
         store.add([make_episode("mine", [1, 0])])
         # Tamper: write a record stamped for bob straight into alice's collection.
         rec = encode(make_episode("planted", [1, 0.01]), tenant="bob")
-        store._col.upsert(ids=[rec.id], documents=[rec.document], metadatas=[rec.metadata],
-                          embeddings=[rec.embedding])
+        store._col.upsert(
+            ids=[rec.id],
+            documents=[rec.document],
+            metadatas=[rec.metadata],
+            embeddings=[rec.embedding],
+        )
         with caplog.at_level(logging.ERROR, logger="episeg.store.chroma"):
             assert [e.id for e, _ in store.query(np.array([1.0, 0.0]), k=5)] == ["mine"]
             assert store.get(["planted"]) == []
@@ -99,11 +115,13 @@ class TestTenantIsolation:
             backend.store_for("alice")
 
 
-@settings(max_examples=25, deadline=None,
-          suppress_health_check=[HealthCheck.function_scoped_fixture])
+@settings(
+    max_examples=25, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture]
+)
 @given(a=st.text(min_size=1, max_size=40), b=st.text(min_size=1, max_size=40))
-def test_recalled_episode_never_belongs_to_another_tenant(tmp_path_factory: pytest.TempPathFactory,
-                                                          a: str, b: str) -> None:
+def test_recalled_episode_never_belongs_to_another_tenant(
+    tmp_path_factory: pytest.TempPathFactory, a: str, b: str
+) -> None:
     backend = ChromaBackend.persistent(tmp_path_factory.mktemp("iso"))
     stores = []
     for name in (a, b):
@@ -114,8 +132,12 @@ def test_recalled_episode_never_belongs_to_another_tenant(tmp_path_factory: pyte
     if a == b:
         return
     for n, store in enumerate(stores):
-        store.add([dataclasses.replace(make_episode(f"e{n}", [1, n, 0]), user=store.tenant),
-                   dataclasses.replace(make_episode("same", [0, 1, n]), user=store.tenant)])
+        store.add(
+            [
+                dataclasses.replace(make_episode(f"e{n}", [1, n, 0]), user=store.tenant),
+                dataclasses.replace(make_episode("same", [0, 1, n]), user=store.tenant),
+            ]
+        )
     for store in stores:
         got = [e for e, _ in store.query(np.array([1.0, 0.5, 0.5]), k=10)]
         got += store.get(["e0", "e1", "same"]) + store.list(include_archived=True)

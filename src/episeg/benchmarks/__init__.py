@@ -19,9 +19,11 @@ import numpy as np
 
 __all__ = ["main", "percentiles_ms"]
 
-_BENCHES = {"segment": "episeg.benchmarks.segment_bench",
-            "recall": "episeg.benchmarks.recall_bench",
-            "load": "episeg.benchmarks.load_bench"}
+_BENCHES = {
+    "segment": "episeg.benchmarks.segment_bench",
+    "recall": "episeg.benchmarks.recall_bench",
+    "load": "episeg.benchmarks.load_bench",
+}
 
 
 def percentiles_ms(seconds: Sequence[float]) -> tuple[float, float]:

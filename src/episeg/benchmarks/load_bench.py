@@ -1,6 +1,6 @@
 """Load on the HTTP service: many concurrent sessions, then check every turn landed once.
 
-Starts the real service (``python -m episeg.cli serve``: MiniLM, the offline judge
+Starts the real service (``python -m episeg.interfaces.cli serve``: MiniLM, the offline judge
 and scorer, embedded Chroma, the journal) as a subprocess on 127.0.0.1, one API
 key per tenant. ``tenants x sessions_per_tenant`` client threads each stream one
 session's turns in order (``POST /v1/turns``, one turn per request, so the
@@ -67,8 +67,16 @@ def make_session(tenant: str, session: str, n: int, *, seed: int) -> list[Turn]:
             topic = (topic + 1 + rng.randrange(len(_TOPICS) - 1)) % len(_TOPICS)
         actor = Actor.USER if i % 2 == 0 else Actor.ASSISTANT
         text = f"{rng.choice(_OPENERS)} {_TOPICS[topic]} (step {rng.randrange(100)})"
-        turns.append(Turn(actor=actor, text=text, ts=1.7e9 + i, user=tenant, session=session,
-                          id=f"{tenant}-{session}-{i}"))
+        turns.append(
+            Turn(
+                actor=actor,
+                text=text,
+                ts=1.7e9 + i,
+                user=tenant,
+                session=session,
+                id=f"{tenant}-{session}-{i}",
+            )
+        )
     return turns
 
 
@@ -85,9 +93,22 @@ class _Server:
         env = {**os.environ, "PYTHONPATH": os.pathsep.join(paths)}
         self._log = (path / "server.log").open("wb")
         self._proc = subprocess.Popen(
-            [sys.executable, "-m", "episeg.cli", "serve", "--path", str(path / "store"),
-             "--keys-file", str(keys_file), "--port", str(self.port)],
-            stdout=self._log, stderr=subprocess.STDOUT, env=env)
+            [
+                sys.executable,
+                "-m",
+                "episeg.interfaces.cli",
+                "serve",
+                "--path",
+                str(path / "store"),
+                "--keys-file",
+                str(keys_file),
+                "--port",
+                str(self.port),
+            ],
+            stdout=self._log,
+            stderr=subprocess.STDOUT,
+            env=env,
+        )
         deadline = time.monotonic() + timeout
         while True:
             try:
@@ -105,13 +126,20 @@ class _Server:
         self._log.close()
 
 
-def _send_session(url: str, key: str, turns: list[Turn], latencies: list[float],
-                  errors: list[str]) -> None:
-    with httpx.Client(base_url=url, headers={"Authorization": f"Bearer {key}"},
-                      timeout=120) as client:
+def _send_session(
+    url: str, key: str, turns: list[Turn], latencies: list[float], errors: list[str]
+) -> None:
+    with httpx.Client(
+        base_url=url, headers={"Authorization": f"Bearer {key}"}, timeout=120
+    ) as client:
         for turn in turns:
-            body = {"actor": turn.actor.value, "text": turn.text, "ts": turn.ts,
-                    "id": turn.id, "session": turn.session}
+            body = {
+                "actor": turn.actor.value,
+                "text": turn.text,
+                "ts": turn.ts,
+                "id": turn.id,
+                "session": turn.session,
+            }
             t0 = time.perf_counter()
             try:
                 reply = client.post("/v1/turns", json=body)
@@ -126,8 +154,9 @@ def _send_session(url: str, key: str, turns: list[Turn], latencies: list[float],
 def _stored_turns(url: str, key: str) -> list[tuple[str, str, str]]:
     """(turn id, episode's user, episode's session) for every stored turn of the key's tenant."""
     out: list[tuple[str, str, str]] = []
-    with httpx.Client(base_url=url, headers={"Authorization": f"Bearer {key}"},
-                      timeout=120) as client:
+    with httpx.Client(
+        base_url=url, headers={"Authorization": f"Bearer {key}"}, timeout=120
+    ) as client:
         client.post("/v1/flush").raise_for_status()
         offset = 0
         while True:
@@ -143,16 +172,20 @@ def _stored_turns(url: str, key: str) -> list[tuple[str, str, str]]:
 def _check_exactly_once(sent: list[Turn], stored: list[tuple[str, str, str]]) -> dict[str, int]:
     where = {t.id or "": (t.user, t.session) for t in sent}
     seen = Counter(tid for tid, _, _ in stored)
-    return {"missing": sum(seen[tid] == 0 for tid in where),
-            "duplicated": sum(seen[tid] > 1 for tid in where),
-            "foreign": sum(1 for tid, _, _ in stored if tid not in where),
-            "misplaced": sum(1 for tid, user, sess in stored
-                             if tid in where and where[tid] != (user, sess))}
+    return {
+        "missing": sum(seen[tid] == 0 for tid in where),
+        "duplicated": sum(seen[tid] > 1 for tid in where),
+        "foreign": sum(1 for tid, _, _ in stored if tid not in where),
+        "misplaced": sum(
+            1 for tid, user, sess in stored if tid in where and where[tid] != (user, sess)
+        ),
+    }
 
 
 def _baseline(workdir: Path, sessions: list[list[Turn]]) -> float:
     """Turns/s of the same turns through an in-process Memory, one at a time."""
-    from episeg.runtime import open_memory
+    from episeg.interfaces.runtime import open_memory
+
     memory = open_memory(workdir / "baseline")
     turns = [t for session in sessions for t in session]
     memory.observe(turns[0])  # warm-up: loads the model
@@ -164,24 +197,36 @@ def _baseline(workdir: Path, sessions: list[list[Turn]]) -> float:
     return (len(turns) - 1) / seconds
 
 
-def run_load_bench(tenants: int = 8, sessions_per_tenant: int = 4, turns_per_session: int = 50,
-                   *, seed: int = 0, path: str | Path | None = None,
-                   baseline: bool = True) -> dict[str, Any]:
+def run_load_bench(
+    tenants: int = 8,
+    sessions_per_tenant: int = 4,
+    turns_per_session: int = 50,
+    *,
+    seed: int = 0,
+    path: str | Path | None = None,
+    baseline: bool = True,
+) -> dict[str, Any]:
     """Run the load and the exactly-once check; returns a JSON-ready dict of figures."""
     if min(tenants, sessions_per_tenant, turns_per_session) < 1:
         raise ValueError("tenants, sessions_per_tenant and turns_per_session must be >= 1")
     workdir = Path(path) if path is not None else Path(tempfile.mkdtemp(prefix="episeg-load-"))
     workdir.mkdir(parents=True, exist_ok=True)
     keys = {f"tenant{t}": secrets.token_hex(16) for t in range(tenants)}
-    sessions = {(tenant, f"s{s}"): make_session(tenant, f"s{s}", turns_per_session, seed=seed)
-                for tenant in keys for s in range(sessions_per_tenant)}
+    sessions = {
+        (tenant, f"s{s}"): make_session(tenant, f"s{s}", turns_per_session, seed=seed)
+        for tenant in keys
+        for s in range(sessions_per_tenant)
+    }
     latencies: list[float] = []
     errors: list[str] = []
     server = _Server(workdir, {key: tenant for tenant, key in keys.items()})
     try:
-        threads = [threading.Thread(target=_send_session,
-                                    args=(server.url, keys[tenant], turns, latencies, errors))
-                   for (tenant, _), turns in sessions.items()]
+        threads = [
+            threading.Thread(
+                target=_send_session, args=(server.url, keys[tenant], turns, latencies, errors)
+            )
+            for (tenant, _), turns in sessions.items()
+        ]
         t0 = time.perf_counter()
         for thread in threads:
             thread.start()
@@ -194,10 +239,16 @@ def run_load_bench(tenants: int = 8, sessions_per_tenant: int = 4, turns_per_ses
         server.stop()
     p50, p99 = percentiles_ms(latencies or [0.0])
     figures: dict[str, Any] = {
-        "tenants": tenants, "sessions": len(sessions), "turns": len(sent), "seed": seed,
-        "wall_s": wall, "turns_per_s": len(sent) / wall,
-        "latency_p50_ms": p50, "latency_p99_ms": p99,
-        "errors": len(errors), "error_samples": errors[:5],
+        "tenants": tenants,
+        "sessions": len(sessions),
+        "turns": len(sent),
+        "seed": seed,
+        "wall_s": wall,
+        "turns_per_s": len(sent) / wall,
+        "latency_p50_ms": p50,
+        "latency_p99_ms": p99,
+        "errors": len(errors),
+        "error_samples": errors[:5],
         **_check_exactly_once(sent, stored),
     }
     if baseline:
@@ -208,8 +259,10 @@ def run_load_bench(tenants: int = 8, sessions_per_tenant: int = 4, turns_per_ses
 
 def main(argv: Sequence[str] | None = None) -> int:
     """CLI; exit status 1 when a turn was lost, duplicated, misplaced or refused."""
-    parser = argparse.ArgumentParser(prog="python -m episeg.benchmarks.load_bench",
-                                     description=__doc__.split("\n")[0] if __doc__ else None)
+    parser = argparse.ArgumentParser(
+        prog="python -m episeg.benchmarks.load_bench",
+        description=__doc__.split("\n")[0] if __doc__ else None,
+    )
     parser.add_argument("--tenants", type=int, default=8)
     parser.add_argument("--sessions", type=int, default=4, help="sessions per tenant")
     parser.add_argument("--turns", type=int, default=50, help="turns per session")
@@ -219,8 +272,14 @@ def main(argv: Sequence[str] | None = None) -> int:
     parser.add_argument("--json", type=Path, default=None, help="write the results here")
     args = parser.parse_args(argv)
     try:
-        res = run_load_bench(args.tenants, args.sessions, args.turns, seed=args.seed,
-                             path=args.path, baseline=not args.no_baseline)
+        res = run_load_bench(
+            args.tenants,
+            args.sessions,
+            args.turns,
+            seed=args.seed,
+            path=args.path,
+            baseline=not args.no_baseline,
+        )
     except ValueError as exc:
         parser.error(str(exc))
     print(json.dumps(res, indent=2))

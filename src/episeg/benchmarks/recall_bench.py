@@ -38,7 +38,7 @@ from chromadb.config import Settings
 
 from episeg.benchmarks import percentiles_ms
 from episeg.config import EpisegConfig
-from episeg.recall import Recaller
+from episeg.recall.rerank import Recaller
 from episeg.store import ChromaBackend, ChromaEpisodeStore
 from episeg.store.tenants import collection_name
 from episeg.testing import HashingEmbedder
@@ -58,13 +58,22 @@ def _episodes(rng: np.random.Generator, n: int, prefix: str, now: float) -> list
     out = []
     for i in range(n):
         t = now - float(ages[i])
-        out.append(Episode(
-            id=f"{prefix}{i}", user=prefix, session="bench", summary=f"synthetic episode {i}",
-            turns=(Turn(actor=Actor.USER, text=f"question {i}", ts=t - 60),
-                   Turn(actor=Actor.ASSISTANT, text=f"answer {i}", ts=t)),
-            opened_at=t - 60, closed_at=t, embedding=vecs[i],
-            salience=Salience.scored(int(scores[i]), scorer="bench"),
-        ))
+        out.append(
+            Episode(
+                id=f"{prefix}{i}",
+                user=prefix,
+                session="bench",
+                summary=f"synthetic episode {i}",
+                turns=(
+                    Turn(actor=Actor.USER, text=f"question {i}", ts=t - 60),
+                    Turn(actor=Actor.ASSISTANT, text=f"answer {i}", ts=t),
+                ),
+                opened_at=t - 60,
+                closed_at=t,
+                embedding=vecs[i],
+                salience=Salience.scored(int(scores[i]), scorer="bench"),
+            )
+        )
     return out
 
 
@@ -79,17 +88,24 @@ def _fill(store: ChromaEpisodeStore, rng: np.random.Generator, n: int, now: floa
     return spent
 
 
-def run_recall_bench(n_episodes: int, n_tenants: int = 100, queries: int = 200, *,
-                     path: str | Path | None = None, seed: int = 0,
-                     others_each: int = 100) -> dict[str, Any]:
+def run_recall_bench(
+    n_episodes: int,
+    n_tenants: int = 100,
+    queries: int = 200,
+    *,
+    path: str | Path | None = None,
+    seed: int = 0,
+    others_each: int = 100,
+) -> dict[str, Any]:
     """Fill a store and time recall; returns a JSON-ready dict of figures (ms, eps/s)."""
     if n_episodes < 1 or n_tenants < 1 or queries < 1 or others_each < 0:
         raise ValueError("n_episodes, n_tenants and queries must be >= 1, others_each >= 0")
     workdir = Path(path) if path is not None else Path(tempfile.mkdtemp(prefix="episeg-bench-"))
     rng = np.random.default_rng(seed)
     now = 1.7e9
-    client = chromadb.PersistentClient(path=str(workdir),
-                                       settings=Settings(anonymized_telemetry=False))
+    client = chromadb.PersistentClient(
+        path=str(workdir), settings=Settings(anonymized_telemetry=False)
+    )
     backend = ChromaBackend(client)
     other_secs = 0.0
     for t in range(1, n_tenants):
@@ -100,12 +116,17 @@ def run_recall_bench(n_episodes: int, n_tenants: int = 100, queries: int = 200, 
     qvecs = rng.standard_normal((queries, DIM)).astype(np.float32)
     qvecs /= np.linalg.norm(qvecs, axis=1, keepdims=True)
     figures: dict[str, Any] = {
-        "n_episodes": n_episodes, "n_tenants": n_tenants, "others_each": others_each,
-        "total_rows": n_episodes + (n_tenants - 1) * others_each, "queries": queries,
-        "k": 10, "candidates": cfg.recall_candidates, "dim": DIM, "seed": seed,
+        "n_episodes": n_episodes,
+        "n_tenants": n_tenants,
+        "others_each": others_each,
+        "total_rows": n_episodes + (n_tenants - 1) * others_each,
+        "queries": queries,
+        "k": 10,
+        "candidates": cfg.recall_candidates,
+        "dim": DIM,
+        "seed": seed,
         "ingest_eps": n_episodes / target_secs,
-        "ingest_eps_all": (n_episodes + (n_tenants - 1) * others_each)
-        / (target_secs + other_secs),
+        "ingest_eps_all": (n_episodes + (n_tenants - 1) * others_each) / (target_secs + other_secs),
     }
     raw = client.get_collection(collection_name("tenant-0"))
     include: Any = ["metadatas", "embeddings", "distances"]
@@ -113,8 +134,9 @@ def run_recall_bench(n_episodes: int, n_tenants: int = 100, queries: int = 200, 
     samples = []
     for q in qvecs:
         t0 = time.perf_counter()
-        raw.query(query_embeddings=q.reshape(1, -1), n_results=cfg.recall_candidates,
-                  include=include)
+        raw.query(
+            query_embeddings=q.reshape(1, -1), n_results=cfg.recall_candidates, include=include
+        )
         samples.append(time.perf_counter() - t0)
     figures["raw_query_p50_ms"], figures["raw_query_p99_ms"] = percentiles_ms(samples)
     emb = HashingEmbedder(dim=DIM)  # never called: queries are vectors
@@ -133,23 +155,35 @@ def run_recall_bench(n_episodes: int, n_tenants: int = 100, queries: int = 200, 
 
 def main(argv: Sequence[str] | None = None) -> int:
     """CLI: ``--episodes N [N ...] [--tenants T] [--queries Q] [--json OUT]``."""
-    parser = argparse.ArgumentParser(prog="python -m episeg.benchmarks.recall_bench",
-                                     description=__doc__.split("\n")[0] if __doc__ else None)
+    parser = argparse.ArgumentParser(
+        prog="python -m episeg.benchmarks.recall_bench",
+        description=__doc__.split("\n")[0] if __doc__ else None,
+    )
     parser.add_argument("--episodes", type=int, nargs="+", default=[10_000])
     parser.add_argument("--tenants", type=int, default=100)
     parser.add_argument("--others-each", type=int, default=100)
     parser.add_argument("--queries", type=int, default=200)
     parser.add_argument("--seed", type=int, default=0)
-    parser.add_argument("--path", type=Path, default=None,
-                        help="parent folder for the Chroma data (default: a temp dir)")
+    parser.add_argument(
+        "--path",
+        type=Path,
+        default=None,
+        help="parent folder for the Chroma data (default: a temp dir)",
+    )
     parser.add_argument("--json", type=Path, default=None, help="write the results here")
     args = parser.parse_args(argv)
     results = []
     for n in args.episodes:
         path = None if args.path is None else args.path / f"n{n}"
         try:
-            res = run_recall_bench(n, args.tenants, args.queries, path=path, seed=args.seed,
-                                   others_each=args.others_each)
+            res = run_recall_bench(
+                n,
+                args.tenants,
+                args.queries,
+                path=path,
+                seed=args.seed,
+                others_each=args.others_each,
+            )
         except ValueError as exc:
             parser.error(str(exc))
         results.append(res)

@@ -35,7 +35,7 @@ from typing import Any
 import numpy as np
 
 from episeg.config import EpisegConfig
-from episeg.segmenter import Segmenter
+from episeg.segmentation.segmenter import Segmenter
 from episeg.types import Actor, Turn
 from episeg.typing import Embedder
 
@@ -77,8 +77,15 @@ def _turns(rows: Sequence[tuple[str, str, str]], n_turns: int) -> list[Turn]:
     for i in range(n_turns):
         dialogue, speaker, text = rows[i % len(rows)]
         lap = i // len(rows)
-        out.append(Turn(actor=Actor.USER if speaker == "user" else Actor.ASSISTANT, text=text,
-                        ts=float(i), session=f"{dialogue}#{lap}", user="bench"))
+        out.append(
+            Turn(
+                actor=Actor.USER if speaker == "user" else Actor.ASSISTANT,
+                text=text,
+                ts=float(i),
+                session=f"{dialogue}#{lap}",
+                user="bench",
+            )
+        )
     return out
 
 
@@ -86,8 +93,9 @@ def _rate(count: int, seconds: float) -> float:
     return count / seconds if seconds > 0 else float("inf")
 
 
-def overhead_per_turn(texts: Sequence[str], *, embedder: Embedder, n_turns: int,
-                      config: EpisegConfig | None = None) -> dict[str, Any]:
+def overhead_per_turn(
+    texts: Sequence[str], *, embedder: Embedder, n_turns: int, config: EpisegConfig | None = None
+) -> dict[str, Any]:
     """Time the segmenter alone (embeddings precomputed) over ``n_turns`` turns."""
     unique = list(dict.fromkeys(texts))
     cached = CachedEmbedder(unique, embedder.embed(unique))
@@ -99,14 +107,21 @@ def overhead_per_turn(texts: Sequence[str], *, embedder: Embedder, n_turns: int,
         segmenter.observe(turn)
     segmenter.flush()
     seconds = time.perf_counter() - start
-    return {"turns": n_turns, "seconds": round(seconds, 4),
-            "us_per_turn": round(seconds / n_turns * 1e6, 2),
-            "episodes": segmenter.stats["episodes"]}
+    return {
+        "turns": n_turns,
+        "seconds": round(seconds, 4),
+        "us_per_turn": round(seconds / n_turns * 1e6, 2),
+        "episodes": segmenter.stats["episodes"],
+    }
 
 
-def _alternate(turns: Sequence[Turn], rounds: int, *,
-               baseline: Callable[[Sequence[Turn]], object],
-               measured: Callable[[Sequence[Turn]], object]) -> dict[str, Any]:
+def _alternate(
+    turns: Sequence[Turn],
+    rounds: int,
+    *,
+    baseline: Callable[[Sequence[Turn]], object],
+    measured: Callable[[Sequence[Turn]], object],
+) -> dict[str, Any]:
     """Time ``baseline`` and ``measured`` on the same blocks of turns, alternating which
     goes first each round, so drift of the machine's speed hits both alike.
 
@@ -120,29 +135,39 @@ def _alternate(turns: Sequence[Turn], rounds: int, *,
     for number, block in enumerate(_blocks(turns, rounds)):
         pair = [("baseline", baseline), ("measured", measured)]
         took = {}
-        for label, run in (pair if number % 2 == 0 else pair[::-1]):
+        for label, run in pair if number % 2 == 0 else pair[::-1]:
             start = time.perf_counter()
             run(block)
             took[label] = time.perf_counter() - start
             spent[label] += took[label]
         ratios.append(round(took["baseline"] / took["measured"], 3))
-    return {"baseline_tps": round(_rate(len(turns), spent["baseline"]), 1),
-            "measured_tps": round(_rate(len(turns), spent["measured"]), 1),
-            "ratio": round(spent["baseline"] / spent["measured"], 3), "round_ratios": ratios}
+    return {
+        "baseline_tps": round(_rate(len(turns), spent["baseline"]), 1),
+        "measured_tps": round(_rate(len(turns), spent["measured"]), 1),
+        "ratio": round(spent["baseline"] / spent["measured"], 3),
+        "round_ratios": ratios,
+    }
 
 
 def _blocks(turns: Sequence[Turn], rounds: int) -> list[Sequence[Turn]]:
     size = -(-len(turns) // rounds)
-    return [turns[i:i + size] for i in range(0, len(turns), size)]
+    return [turns[i : i + size] for i in range(0, len(turns), size)]
 
 
-def run_segment_bench(data: str | Path, *, n_turns: int = 2000, single_turns: int = 500,
-                      scale: Sequence[int] = (1_000, 10_000, 100_000),
-                      rounds: int = 6) -> dict[str, Any]:
+def run_segment_bench(
+    data: str | Path,
+    *,
+    n_turns: int = 2000,
+    single_turns: int = 500,
+    scale: Sequence[int] = (1_000, 10_000, 100_000),
+    rounds: int = 6,
+) -> dict[str, Any]:
     """Measure everything listed in the module docstring; returns a JSON-ready dict."""
     if rounds < 1 or single_turns < rounds or n_turns < rounds:
-        raise ValueError(f"need rounds >= 1 and at least one turn per round, got rounds={rounds}, "
-                         f"single_turns={single_turns}, n_turns={n_turns}")
+        raise ValueError(
+            f"need rounds >= 1 and at least one turn per round, got rounds={rounds}, "
+            f"single_turns={single_turns}, n_turns={n_turns}"
+        )
     from episeg.embedders import MiniLMEmbedder
 
     embedder = MiniLMEmbedder.default()
@@ -155,21 +180,28 @@ def run_segment_bench(data: str | Path, *, n_turns: int = 2000, single_turns: in
 
     streaming = Segmenter(embedder=embedder)
     single = _alternate(
-        turns[:single_turns], rounds,
-        baseline=lambda block: [model.encode([t.text[:limit]], batch_size=1,
-                                             normalize_embeddings=True) for t in block],
-        measured=lambda block: [streaming.observe(t) for t in block])
+        turns[:single_turns],
+        rounds,
+        baseline=lambda block: [
+            model.encode([t.text[:limit]], batch_size=1, normalize_embeddings=True) for t in block
+        ],
+        measured=lambda block: [streaming.observe(t) for t in block],
+    )
     streaming.flush()
     batch = _alternate(
-        turns, rounds,
-        baseline=lambda block: model.encode([t.text[:limit] for t in block], batch_size=32,
-                                            normalize_embeddings=True),
-        measured=lambda block: Segmenter(embedder=embedder).segment(block))
+        turns,
+        rounds,
+        baseline=lambda block: model.encode(
+            [t.text[:limit] for t in block], batch_size=32, normalize_embeddings=True
+        ),
+        measured=lambda block: Segmenter(embedder=embedder).segment(block),
+    )
 
     scaling = [overhead_per_turn(texts, embedder=embedder, n_turns=n) for n in scale]
     return {
         "machine": {"cpus": _cpus(), "torch_threads": _torch_threads()},
-        "turns": len(turns), "single_turns": single_turns,
+        "turns": len(turns),
+        "single_turns": single_turns,
         "rounds": rounds,
         "raw_encode_single_tps": single["baseline_tps"],
         "raw_encode_batch32_tps": batch["baseline_tps"],
@@ -186,28 +218,39 @@ def run_segment_bench(data: str | Path, *, n_turns: int = 2000, single_turns: in
 
 def _cpus() -> int:
     import os
+
     return len(os.sched_getaffinity(0))
 
 
 def _torch_threads() -> int:
     import torch
+
     return int(torch.get_num_threads())
 
 
 def main(argv: Sequence[str] | None = None) -> int:
-    parser = argparse.ArgumentParser(prog="episeg bench segment", description=__doc__,
-                                     formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser = argparse.ArgumentParser(
+        prog="episeg bench segment",
+        description=__doc__,
+        formatter_class=argparse.RawDescriptionHelpFormatter,
+    )
     parser.add_argument("--data", required=True, help="segmentation JSONL to take turns from")
     parser.add_argument("--turns", type=int, default=2000)
     parser.add_argument("--single-turns", type=int, default=500)
     parser.add_argument("--scale", type=int, nargs="+", default=[1_000, 10_000, 100_000])
-    parser.add_argument("--rounds", type=int, default=6,
-                        help="alternating baseline/measured rounds (default 6)")
+    parser.add_argument(
+        "--rounds", type=int, default=6, help="alternating baseline/measured rounds (default 6)"
+    )
     parser.add_argument("--json", help="also write the result here")
     args = parser.parse_args(argv)
     try:
-        result = run_segment_bench(args.data, n_turns=args.turns, single_turns=args.single_turns,
-                                   scale=args.scale, rounds=args.rounds)
+        result = run_segment_bench(
+            args.data,
+            n_turns=args.turns,
+            single_turns=args.single_turns,
+            scale=args.scale,
+            rounds=args.rounds,
+        )
     except ValueError as exc:
         parser.error(str(exc))
     text = json.dumps(result, indent=2)

@@ -2,8 +2,7 @@
 
 Run ``python -m episeg.evaluation --configs texttiling,even,none --json out.json
 --plot out.png`` (data default: ``../shared/data/segmentation`` next to the repo). Grid search:
-``python -m episeg.evaluation.tune`` (:mod:`episeg.evaluation.tune`, which also
-holds the memoising :class:`~episeg.evaluation.tune.CachingEmbedder`; it is not
+``python -m episeg.evaluation.tune`` (:mod:`episeg.evaluation.tune`; it is not
 imported here so that ``-m`` runs it cleanly).
 
 >>> from episeg.evaluation import pk, window_diff

@@ -68,8 +68,7 @@ def _lexicon() -> tuple[frozenset[str], Callable[[str], str]]:
 
 def _bags(turns: Sequence[Turn]) -> list[Counter[str]]:
     stop, stem = _lexicon()
-    return [Counter(stem(w) for w in _WORD.findall(t.text.lower()) if w not in stop)
-            for t in turns]
+    return [Counter(stem(w) for w in _WORD.findall(t.text.lower()) if w not in stop) for t in turns]
 
 
 def _cosine_bags(a: Counter[str], b: Counter[str]) -> float:
@@ -80,8 +79,10 @@ def _cosine_bags(a: Counter[str], b: Counter[str]) -> float:
 
 def _smooth(values: list[float], half_width: int, rounds: int) -> list[float]:
     for _ in range(rounds):
-        values = [float(np.mean(values[max(0, i - half_width): i + half_width + 1]))
-                  for i in range(len(values))]
+        values = [
+            float(np.mean(values[max(0, i - half_width) : i + half_width + 1]))
+            for i in range(len(values))
+        ]
     return values
 
 
@@ -106,12 +107,19 @@ def depth_scores(scores: Sequence[float]) -> list[float]:
     return out
 
 
-def texttiling(turns: Sequence[Turn], *, block: int = 3, smoothing: int = 1, rounds: int = 1,
-               embedder: Embedder | None = None) -> list[int]:
+def texttiling(
+    turns: Sequence[Turn],
+    *,
+    block: int = 3,
+    smoothing: int = 1,
+    rounds: int = 1,
+    embedder: Embedder | None = None,
+) -> list[int]:
     """TextTiling boundaries (indices of turns that open a segment); see the module doc."""
     if block < 1 or smoothing < 0 or rounds < 0:
-        raise ConfigError(f"need block >= 1, smoothing >= 0, rounds >= 0; got {block}, "
-                          f"{smoothing}, {rounds}")
+        raise ConfigError(
+            f"need block >= 1, smoothing >= 0, rounds >= 0; got {block}, {smoothing}, {rounds}"
+        )
     n = len(turns)
     if n < 3:
         return []
@@ -119,14 +127,14 @@ def texttiling(turns: Sequence[Turn], *, block: int = 3, smoothing: int = 1, rou
     if embedder is None:
         bags = _bags(turns)
         for g in range(1, n):
-            left: Counter[str] = sum(bags[max(0, g - block): g], Counter())
-            right: Counter[str] = sum(bags[g: g + block], Counter())
+            left: Counter[str] = sum(bags[max(0, g - block) : g], Counter())
+            right: Counter[str] = sum(bags[g : g + block], Counter())
             sims.append(_cosine_bags(left, right))
     else:
         vecs = np.asarray(embedder.embed([t.text for t in turns]), dtype=np.float64)
         for g in range(1, n):
-            a = vecs[max(0, g - block): g].mean(axis=0)
-            b = vecs[g: g + block].mean(axis=0)
+            a = vecs[max(0, g - block) : g].mean(axis=0)
+            b = vecs[g : g + block].mean(axis=0)
             norm = float(np.linalg.norm(a) * np.linalg.norm(b))
             sims.append(float(a @ b) / norm if norm else 0.0)
     smooth = _smooth(sims, smoothing, rounds)
@@ -135,7 +143,8 @@ def texttiling(turns: Sequence[Turn], *, block: int = 3, smoothing: int = 1, rou
     out = []
     for i, d in enumerate(depth):
         is_min = (i == 0 or smooth[i] <= smooth[i - 1]) and (
-            i == len(smooth) - 1 or smooth[i] <= smooth[i + 1])
+            i == len(smooth) - 1 or smooth[i] <= smooth[i + 1]
+        )
         if d > cutoff and d > 0 and is_min:
             out.append(i + 1)
     return out
@@ -158,14 +167,16 @@ def all_boundaries(n: int) -> list[int]:
     return list(range(1, n))
 
 
-def make_baseline(name: str, *, every: int | None = None, block: int = 3,
-                  embedder: Embedder | None = None) -> SegmentFn:
+def make_baseline(
+    name: str, *, every: int | None = None, block: int = 3, embedder: Embedder | None = None
+) -> SegmentFn:
     """A ``segment_fn`` for the runner: ``texttiling``, ``texttiling-emb``, ``even``,
     ``none`` or ``all`` (``even`` needs ``every``; ``texttiling-emb`` an embedder).
 
     >>> make_baseline("even", every=2)([None] * 5)  # type: ignore[list-item]
     ([2, 4], {'judge_calls': 0, 'embed_calls': 0})
     """
+
     def counted(boundaries: list[int], embeds: int = 0) -> tuple[list[int], dict[str, Any]]:
         return boundaries, {"judge_calls": 0, "embed_calls": embeds}
 
@@ -185,5 +196,6 @@ def make_baseline(name: str, *, every: int | None = None, block: int = 3,
         return lambda turns: counted(no_boundaries(len(turns)))
     if name == "all":
         return lambda turns: counted(all_boundaries(len(turns)))
-    raise ConfigError(f"unknown baseline {name!r}; valid: texttiling, texttiling-emb, even, "
-                      "none, all")
+    raise ConfigError(
+        f"unknown baseline {name!r}; valid: texttiling, texttiling-emb, even, none, all"
+    )

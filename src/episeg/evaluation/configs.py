@@ -5,7 +5,7 @@ Baselines (no model unless noted): ``texttiling`` (Hearst 1997 over turns),
 ``n`` turns, ``n`` = mean gold segment length of the *tuning* split, rounded),
 ``none`` and ``all`` (degenerate references).
 
-Segmenter configurations (:class:`episeg.segmenter.Segmenter`, imported
+Segmenter configurations (:class:`episeg.segmentation.segmenter.Segmenter`, imported
 lazily; MiniLM through one shared :class:`CachingEmbedder`):
 
 ============== ======================================= ==============================
@@ -49,15 +49,23 @@ from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
+from episeg.embedders import CachingEmbedder
 from episeg.errors import BackendUnavailableError, ConfigError
 from episeg.evaluation.baselines import SegmentFn, make_baseline
 from episeg.evaluation.datasets import Dialogue, mean_segment_length, tuning_dialogues
-from episeg.evaluation.tune import CachingEmbedder
+from episeg.evaluation.search import grid_search
 from episeg.types import Turn
 from episeg.typing import Embedder
 
-__all__ = ["BASELINE_NAMES", "CONFIG_NAMES", "SEGMENTER_NAMES", "build_segment_fn",
-           "segmenter_fn", "shared_embedder"]
+__all__ = [
+    "BASELINE_NAMES",
+    "CONFIG_NAMES",
+    "SEGMENTER_NAMES",
+    "build_segment_fn",
+    "segmenter_fn",
+    "shared_embedder",
+    "tune_window",
+]
 
 BASELINE_NAMES = ("texttiling", "texttiling-emb", "even", "none", "all")
 SEGMENTER_NAMES = ("window", "semantic", "semantic+drift", "prediction-local", "layered", "seed")
@@ -72,8 +80,13 @@ _SIGNALS: dict[str, frozenset[str]] = {
 }
 _PRESETS: dict[str, dict[str, Any]] = {
     "prediction-local": {"judge_gate": "periodic"},
-    "seed": {"window_max_turns": 15, "semantic_threshold": 0.45, "judge_every": 4,
-             "judge_gate": "periodic", "semantic_min_words": 1},
+    "seed": {
+        "window_max_turns": 15,
+        "semantic_threshold": 0.45,
+        "judge_every": 4,
+        "judge_gate": "periodic",
+        "semantic_min_words": 1,
+    },
 }
 _EVAL_BASE: dict[str, Any] = {"hint_actors": ("user", "assistant", "tool", "system")}
 _SHARED: list[CachingEmbedder] = []
@@ -96,16 +109,23 @@ def _local_judge(embedder: Embedder) -> Any:
     return LocalJudge(embedder)
 
 
-def segmenter_fn(signals: frozenset[str], overrides: Mapping[str, Any], *,
-                 embedder: Embedder, with_judge: bool) -> SegmentFn:
-    """A ``segment_fn`` running one :class:`~episeg.segmenter.Segmenter` (stats as deltas)."""
+def segmenter_fn(
+    signals: frozenset[str], overrides: Mapping[str, Any], *, embedder: Embedder, with_judge: bool
+) -> SegmentFn:
+    """A ``segment_fn`` running one :class:`~episeg.segmentation.Segmenter` (stats as deltas)."""
     try:
         from episeg.config import EpisegConfig
-        from episeg.segmenter import Segmenter
+        from episeg.segmentation.segmenter import Segmenter
     except ImportError as exc:
-        raise BackendUnavailableError(f"episeg.segmenter is not available: {exc}") from exc
-    seg = Segmenter(config=EpisegConfig(**overrides), embedder=embedder,
-                    judge=_local_judge(embedder) if with_judge else None, signals=signals)
+        raise BackendUnavailableError(
+            f"episeg.segmentation.segmenter is not available: {exc}"
+        ) from exc
+    seg = Segmenter(
+        config=EpisegConfig(**overrides),
+        embedder=embedder,
+        judge=_local_judge(embedder) if with_judge else None,
+        signals=signals,
+    )
 
     def run(turns: Sequence[Turn]) -> tuple[list[int], dict[str, Any]]:
         before = seg.stats
@@ -121,10 +141,15 @@ def segmenter_fn(signals: frozenset[str], overrides: Mapping[str, Any], *,
     return run
 
 
-def build_segment_fn(name: str, *, data_path: str | Path | None = None,
-                     tuning: Sequence[Dialogue] | None = None,
-                     overrides: Mapping[str, Any] | None = None,
-                     embedder: Embedder | None = None, limit: int | None = None) -> SegmentFn:
+def build_segment_fn(
+    name: str,
+    *,
+    data_path: str | Path | None = None,
+    tuning: Sequence[Dialogue] | None = None,
+    overrides: Mapping[str, Any] | None = None,
+    embedder: Embedder | None = None,
+    limit: int | None = None,
+) -> SegmentFn:
     """The ``segment_fn`` for configuration ``name``.
 
     ``tuning`` (or the tuning split belonging to ``data_path``) sets the even
@@ -151,8 +176,29 @@ def build_segment_fn(name: str, *, data_path: str | Path | None = None,
     emb = embedder if embedder is not None else shared_embedder()
     config = {**_EVAL_BASE, **_PRESETS.get(name, {}), **params}
     if name == "window" and "window_max_turns" not in config:
-        from episeg.evaluation.tune import tune_window
-
         config["window_max_turns"] = tune_window(tuned())
-    return segmenter_fn(_SIGNALS[name], config, embedder=emb,
-                        with_judge="prediction" in _SIGNALS[name])
+    return segmenter_fn(
+        _SIGNALS[name], config, embedder=emb, with_judge="prediction" in _SIGNALS[name]
+    )
+
+
+def tune_window(tuning: Sequence[Dialogue], *, embedder: Embedder | None = None) -> int:
+    """``window_max_turns`` with the lowest Pk for the window-only segmenter on ``tuning``.
+
+    Candidates run from 1 to twice the mean gold segment length. The window
+    signal never reads embeddings, so the default embedder here is the free
+    :class:`~episeg.testing.HashingEmbedder` (same boundaries, no model cost).
+    """
+    from episeg.testing import HashingEmbedder
+
+    if embedder is None:
+        embedder = HashingEmbedder()
+
+    top = max(2, round(2 * mean_segment_length(tuning)))
+    result = grid_search(
+        tuning,
+        lambda p: segmenter_fn(frozenset({"window"}), p, embedder=embedder, with_judge=False),
+        {"window_max_turns": list(range(1, top + 1))},
+        name="window",
+    )
+    return int(result.best["window_max_turns"])

@@ -55,10 +55,19 @@ __all__ = [
 
 TURN_SECONDS = 30.0
 Part = Literal["all", "tune", "report"]
-_SPEAKERS = {"user": Actor.USER, "agent": Actor.ASSISTANT, "assistant": Actor.ASSISTANT,
-             "tool": Actor.TOOL, "system": Actor.SYSTEM}
-_FILES = ("dialseg711/dialseg711.jsonl", "tiage/tiage_train.jsonl", "tiage/tiage_dev.jsonl",
-          "superdialseg/superdialseg_validation.jsonl")
+_SPEAKERS = {
+    "user": Actor.USER,
+    "agent": Actor.ASSISTANT,
+    "assistant": Actor.ASSISTANT,
+    "tool": Actor.TOOL,
+    "system": Actor.SYSTEM,
+}
+_FILES = (
+    "dialseg711/dialseg711.jsonl",
+    "tiage/tiage_train.jsonl",
+    "tiage/tiage_dev.jsonl",
+    "superdialseg/superdialseg_validation.jsonl",
+)
 
 
 @dataclass(frozen=True, slots=True)
@@ -98,12 +107,22 @@ def _parse(line: str, lineno: int) -> Dialogue:
             raise fail(f"dialogue {did}: turn {i} must be an object with a string 'text'")
         speaker = str(t.get("speaker", "")).strip().lower()
         if speaker not in _SPEAKERS:
-            raise fail(f"dialogue {did}: turn {i} has unknown speaker {t.get('speaker')!r}; "
-                       f"valid: {', '.join(_SPEAKERS)}")
-        turns.append(Turn(actor=_SPEAKERS[speaker], text=t["text"], ts=i * TURN_SECONDS,
-                          id=f"{did}:{i}", session=did))
+            raise fail(
+                f"dialogue {did}: turn {i} has unknown speaker {t.get('speaker')!r}; "
+                f"valid: {', '.join(_SPEAKERS)}"
+            )
+        turns.append(
+            Turn(
+                actor=_SPEAKERS[speaker],
+                text=t["text"],
+                ts=i * TURN_SECONDS,
+                id=f"{did}:{i}",
+                session=did,
+            )
+        )
     if not isinstance(bounds, list) or not all(
-            isinstance(b, int) and not isinstance(b, bool) for b in bounds):
+        isinstance(b, int) and not isinstance(b, bool) for b in bounds
+    ):
         raise fail(f"dialogue {did}: boundaries must be a list of integers")
     for b in bounds:
         if not 0 < b < len(turns):

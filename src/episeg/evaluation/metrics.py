@@ -125,8 +125,15 @@ def _labels(boundaries: Sequence[int], n: int) -> list[int]:
     return labels
 
 
-def _probe(reference: Sequence[int], hypothesis: Sequence[int], n: int, k: int | None,
-           min_window: int, *, count: bool) -> float:
+def _probe(
+    reference: Sequence[int],
+    hypothesis: Sequence[int],
+    n: int,
+    k: int | None,
+    min_window: int,
+    *,
+    count: bool,
+) -> float:
     ref = check_boundaries(reference, n)
     hyp = check_boundaries(hypothesis, n)
     if k is None:
@@ -145,8 +152,14 @@ def _probe(reference: Sequence[int], hypothesis: Sequence[int], n: int, k: int |
     return errors / probes
 
 
-def pk(reference: Sequence[int], hypothesis: Sequence[int], *, n: int,
-       k: int | None = None, min_window: int = 1) -> float:
+def pk(
+    reference: Sequence[int],
+    hypothesis: Sequence[int],
+    *,
+    n: int,
+    k: int | None = None,
+    min_window: int = 1,
+) -> float:
     """Pk of ``hypothesis`` against ``reference`` (boundary lists over ``n`` turns).
 
     >>> pk([2, 4], [2, 4], n=6), pk([2, 4], [], n=6)
@@ -155,8 +168,14 @@ def pk(reference: Sequence[int], hypothesis: Sequence[int], *, n: int,
     return _probe(reference, hypothesis, n, k, min_window, count=False)
 
 
-def window_diff(reference: Sequence[int], hypothesis: Sequence[int], *, n: int,
-                k: int | None = None, min_window: int = 1) -> float:
+def window_diff(
+    reference: Sequence[int],
+    hypothesis: Sequence[int],
+    *,
+    n: int,
+    k: int | None = None,
+    min_window: int = 1,
+) -> float:
     """WindowDiff of ``hypothesis`` against ``reference`` (boundary lists over ``n`` turns).
 
     >>> window_diff([3], [2, 3], n=6)
@@ -165,8 +184,9 @@ def window_diff(reference: Sequence[int], hypothesis: Sequence[int], *, n: int,
     return _probe(reference, hypothesis, n, k, min_window, count=True)
 
 
-def boundary_matches(reference: Sequence[int], hypothesis: Sequence[int], *,
-                     tolerance: int = 0) -> int:
+def boundary_matches(
+    reference: Sequence[int], hypothesis: Sequence[int], *, tolerance: int = 0
+) -> int:
     """Size of a maximum one-to-one matching of hypothesised to reference boundaries.
 
     A hypothesis boundary ``h`` may match a reference boundary ``r`` with
@@ -204,8 +224,7 @@ def prf_from_counts(matched: int, hypothesised: int, reference: int) -> PRF:
     return PRF(precision=p, recall=r, f1=f1)
 
 
-def boundary_prf(reference: Sequence[int], hypothesis: Sequence[int], *,
-                 tolerance: int = 0) -> PRF:
+def boundary_prf(reference: Sequence[int], hypothesis: Sequence[int], *, tolerance: int = 0) -> PRF:
     """Boundary P / R / F1 for one dialogue (see :func:`boundary_matches`)."""
     matched = boundary_matches(reference, hypothesis, tolerance=tolerance)
     return prf_from_counts(matched, len(hypothesis), len(reference))

@@ -4,7 +4,7 @@ The plot (:func:`plot_pk_vs_judge_calls`) puts Pk against judge calls per 1,000
 turns, one marker per configuration and a colour per dataset, through
 matplotlib's non-interactive Agg backend (no display needed).
 
->>> from episeg.evaluation.runner import EvalResult
+>>> from episeg.evaluation.results import EvalResult
 >>> r = EvalResult(name="none", dataset="demo", dialogues=2, turns=20, pk=0.5,
 ...                window_diff=0.5, precision=0.0, recall=0.0, f1=0.0, f1_tolerant=0.0,
 ...                tolerance=1, hyp_boundaries=0, ref_boundaries=4,
@@ -28,7 +28,7 @@ from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
-from episeg.evaluation.runner import EvalResult
+from episeg.evaluation.results import EvalResult
 
 __all__ = [
     "format_table",
@@ -38,39 +38,70 @@ __all__ = [
     "write_json",
 ]
 
-_COLUMNS = (("dataset", "{}"), ("config", "{}"), ("Pk", "{:.4f}"), ("WD", "{:.4f}"),
-            ("F1", "{:.4f}"), ("F1±1", "{:.4f}"), ("judge/1k", "{:.1f}"),
-            ("embed/1k", "{:.1f}"), ("turns", "{:d}"), ("dlg", "{:d}"), ("sec", "{:.2f}"))
+_COLUMNS = (
+    ("dataset", "{}"),
+    ("config", "{}"),
+    ("Pk", "{:.4f}"),
+    ("WD", "{:.4f}"),
+    ("F1", "{:.4f}"),
+    ("F1±1", "{:.4f}"),
+    ("judge/1k", "{:.1f}"),
+    ("embed/1k", "{:.1f}"),
+    ("turns", "{:d}"),
+    ("dlg", "{:d}"),
+    ("sec", "{:.2f}"),
+)
 
 
 def _row(r: EvalResult) -> list[Any]:
-    return [r.dataset, r.name, r.pk, r.window_diff, r.f1, r.f1_tolerant,
-            r.judge_calls_per_1k_turns, r.embed_calls_per_1k_turns, r.turns, r.dialogues,
-            r.seconds]
+    return [
+        r.dataset,
+        r.name,
+        r.pk,
+        r.window_diff,
+        r.f1,
+        r.f1_tolerant,
+        r.judge_calls_per_1k_turns,
+        r.embed_calls_per_1k_turns,
+        r.turns,
+        r.dialogues,
+        r.seconds,
+    ]
 
 
 def format_table(results: Sequence[EvalResult]) -> str:
     """A fixed-width table, one row per (dataset, configuration); Pk / WD lower is better."""
-    rows = [[fmt.format(v) for (_, fmt), v in zip(_COLUMNS, _row(r), strict=True)]
-            for r in results]
+    rows = [[fmt.format(v) for (_, fmt), v in zip(_COLUMNS, _row(r), strict=True)] for r in results]
     header = [name for name, _ in _COLUMNS]
     widths = [max([len(h)] + [len(row[i]) for row in rows]) for i, h in enumerate(header)]
-    lines = ["  ".join(h.ljust(w) if i < 2 else h.rjust(w)
-                       for i, (h, w) in enumerate(zip(header, widths, strict=True)))]
+    lines = [
+        "  ".join(
+            h.ljust(w) if i < 2 else h.rjust(w)
+            for i, (h, w) in enumerate(zip(header, widths, strict=True))
+        )
+    ]
     lines.append("  ".join("-" * w for w in widths))
     for row in rows:
-        lines.append("  ".join(c.ljust(w) if i < 2 else c.rjust(w)
-                               for i, (c, w) in enumerate(zip(row, widths, strict=True))))
+        lines.append(
+            "  ".join(
+                c.ljust(w) if i < 2 else c.rjust(w)
+                for i, (c, w) in enumerate(zip(row, widths, strict=True))
+            )
+        )
     return "\n".join(lines)
 
 
-def results_to_dict(results: Sequence[EvalResult],
-                    meta: Mapping[str, Any] | None = None) -> dict[str, Any]:
+def results_to_dict(
+    results: Sequence[EvalResult], meta: Mapping[str, Any] | None = None
+) -> dict[str, Any]:
     """A JSON-ready document: ``{"meta": {...}, "results": [EvalResult fields, ...]}``."""
-    info = {"created": time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime()),
-            "python": platform.python_version(), "machine": platform.machine(),
-            "metric_notes": "Pk/WindowDiff: mean over dialogues, k = round(mean ref segment "
-                            "length / 2) per dialogue, >= 1; F1 pooled over dialogues"}
+    info = {
+        "created": time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime()),
+        "python": platform.python_version(),
+        "machine": platform.machine(),
+        "metric_notes": "Pk/WindowDiff: mean over dialogues, k = round(mean ref segment "
+        "length / 2) per dialogue, >= 1; F1 pooled over dialogues",
+    }
     info.update(meta or {})
     return {"meta": info, "results": [r.to_dict() for r in results]}
 
@@ -80,18 +111,22 @@ def results_from_dict(document: Mapping[str, Any]) -> list[EvalResult]:
     return [EvalResult(**row) for row in document["results"]]
 
 
-def write_json(results: Sequence[EvalResult], path: str | Path, *,
-               meta: Mapping[str, Any] | None = None) -> Path:
+def write_json(
+    results: Sequence[EvalResult], path: str | Path, *, meta: Mapping[str, Any] | None = None
+) -> Path:
     """Write :func:`results_to_dict` to ``path`` (parents created) and return the path."""
     path = Path(path)
     path.parent.mkdir(parents=True, exist_ok=True)
-    path.write_text(json.dumps(results_to_dict(results, meta), indent=2) + "\n",
-                    encoding="utf-8")
+    path.write_text(json.dumps(results_to_dict(results, meta), indent=2) + "\n", encoding="utf-8")
     return path
 
 
-def plot_pk_vs_judge_calls(results: Sequence[EvalResult], path: str | Path, *,
-                           title: str = "Pk vs judge cost (lower-left is better)") -> Path:
+def plot_pk_vs_judge_calls(
+    results: Sequence[EvalResult],
+    path: str | Path,
+    *,
+    title: str = "Pk vs judge cost (lower-left is better)",
+) -> Path:
     """Scatter Pk (y) against judge calls per 1,000 turns (x) and save a PNG to ``path``."""
     import matplotlib
 
@@ -105,11 +140,21 @@ def plot_pk_vs_judge_calls(results: Sequence[EvalResult], path: str | Path, *,
     markers = "osD^vP*X"
     for i, dataset in enumerate(datasets):
         rows = [r for r in results if r.dataset == dataset]
-        ax.scatter([r.judge_calls_per_1k_turns for r in rows], [r.pk for r in rows],
-                   label=dataset or "(unnamed)", marker=markers[i % len(markers)], s=40)
+        ax.scatter(
+            [r.judge_calls_per_1k_turns for r in rows],
+            [r.pk for r in rows],
+            label=dataset or "(unnamed)",
+            marker=markers[i % len(markers)],
+            s=40,
+        )
         for r in rows:
-            ax.annotate(r.name, (r.judge_calls_per_1k_turns, r.pk), fontsize=7,
-                        xytext=(4, 3), textcoords="offset points")
+            ax.annotate(
+                r.name,
+                (r.judge_calls_per_1k_turns, r.pk),
+                fontsize=7,
+                xytext=(4, 3),
+                textcoords="offset points",
+            )
     top = max([1.0, *(r.judge_calls_per_1k_turns for r in results)])
     ax.set_xlim(-0.05 * top, 1.2 * top)
     ax.set_xlabel("judge calls per 1,000 turns")

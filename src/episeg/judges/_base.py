@@ -58,13 +58,21 @@ class LLMJudge:
         when the server is unreachable, times out or stays overloaded.
     """
 
-    def __init__(self, backend: StructuredBackend, *, max_recent: int = 6,
-                 max_turn_chars: int = 1000, max_summary_chars: int = 300) -> None:
+    def __init__(
+        self,
+        backend: StructuredBackend,
+        *,
+        max_recent: int = 6,
+        max_turn_chars: int = 1000,
+        max_summary_chars: int = 300,
+    ) -> None:
         if not isinstance(backend, StructuredBackend):
             raise TypeError(f"backend must implement StructuredBackend, got {type(backend)!r}")
-        for label, value, low in (("max_recent", max_recent, 0),
-                                  ("max_turn_chars", max_turn_chars, 1),
-                                  ("max_summary_chars", max_summary_chars, 1)):
+        for label, value, low in (
+            ("max_recent", max_recent, 0),
+            ("max_turn_chars", max_turn_chars, 1),
+            ("max_summary_chars", max_summary_chars, 1),
+        ):
             if value < low:
                 raise ValueError(f"{label} must be >= {low}, got {value}")
         self._backend = backend
@@ -88,13 +96,19 @@ class LLMJudge:
 
     def judge(self, summary: str, recent: Sequence[Turn], turn: Turn) -> JudgeAnswer:
         """Does ``turn`` continue the episode, open a new one, or open a sub-episode?"""
-        prompt = render_prompt(summary, recent, turn, max_recent=self._max_recent,
-                               max_turn_chars=self._max_turn_chars,
-                               max_summary_chars=self._max_summary_chars)
+        prompt = render_prompt(
+            summary,
+            recent,
+            turn,
+            max_recent=self._max_recent,
+            max_turn_chars=self._max_turn_chars,
+            max_summary_chars=self._max_summary_chars,
+        )
         before = self._backend.calls
         try:
-            data = self._backend.complete(system=JUDGE_SYSTEM, prompt=prompt,
-                                          tool_name=JUDGE_TOOL, schema=JUDGE_SCHEMA)
+            data = self._backend.complete(
+                system=JUDGE_SYSTEM, prompt=prompt, tool_name=JUDGE_TOOL, schema=JUDGE_SCHEMA
+            )
         finally:
             self._calls += self._backend.calls - before
         return answer_from_reply(data, self.name)

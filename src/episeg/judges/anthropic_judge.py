@@ -38,11 +38,28 @@ class AnthropicJudge(LLMJudge):
         Prompt caps, see :class:`LLMJudge`.
     """
 
-    def __init__(self, *, model: str = DEFAULT_ANTHROPIC_MODEL, api_key: str | None = None,
-                 base_url: str | None = None, timeout: float = 10.0,
-                 retry: RetryPolicy | None = None, max_recent: int = 6,
-                 max_turn_chars: int = 1000, max_summary_chars: int = 300) -> None:
-        backend = AnthropicBackend(model=model, api_key=api_key, base_url=base_url,
-                                   timeout=timeout, retry=retry or RetryPolicy(attempts=2))
-        super().__init__(backend, max_recent=max_recent, max_turn_chars=max_turn_chars,
-                         max_summary_chars=max_summary_chars)
+    def __init__(
+        self,
+        *,
+        model: str = DEFAULT_ANTHROPIC_MODEL,
+        api_key: str | None = None,
+        base_url: str | None = None,
+        timeout: float = 10.0,
+        retry: RetryPolicy | None = None,
+        max_recent: int = 6,
+        max_turn_chars: int = 1000,
+        max_summary_chars: int = 300,
+    ) -> None:
+        backend = AnthropicBackend(
+            model=model,
+            api_key=api_key,
+            base_url=base_url,
+            timeout=timeout,
+            retry=retry or RetryPolicy(attempts=2),
+        )
+        super().__init__(
+            backend,
+            max_recent=max_recent,
+            max_turn_chars=max_turn_chars,
+            max_summary_chars=max_summary_chars,
+        )

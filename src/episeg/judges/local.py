@@ -80,18 +80,28 @@ class LocalJudge:
 
     name = "local"
 
-    def __init__(self, embedder: Embedder, *, embed_threshold: float = 0.7,
-                 lexical_threshold: float = 0.6, min_content_words: int = 3,
-                 summary_words: int = 8, max_recent: int = 4,
-                 tool_error_rule: bool = False) -> None:
+    def __init__(
+        self,
+        embedder: Embedder,
+        *,
+        embed_threshold: float = 0.7,
+        lexical_threshold: float = 0.6,
+        min_content_words: int = 3,
+        summary_words: int = 8,
+        max_recent: int = 4,
+        tool_error_rule: bool = False,
+    ) -> None:
         if not isinstance(embedder, Embedder):
             raise TypeError(f"embedder must implement Embedder, got {type(embedder)!r}")
         if not 0.0 <= embed_threshold <= 2.0:
             raise ValueError(f"embed_threshold must be in [0, 2], got {embed_threshold}")
         if not 0.0 <= lexical_threshold <= 1.0:
             raise ValueError(f"lexical_threshold must be in [0, 1], got {lexical_threshold}")
-        for label, value in (("min_content_words", min_content_words),
-                             ("summary_words", summary_words), ("max_recent", max_recent)):
+        for label, value in (
+            ("min_content_words", min_content_words),
+            ("summary_words", summary_words),
+            ("max_recent", max_recent),
+        ):
             if value < 1:
                 raise ValueError(f"{label} must be >= 1, got {value}")
         self._embedder = embedder
@@ -111,28 +121,46 @@ class LocalJudge:
     def judge(self, summary: str, recent: Sequence[Turn], turn: Turn) -> JudgeAnswer:
         """``continue`` / ``boundary`` / (optionally) ``sub-episode`` plus a keyword summary."""
         self._calls += 1
-        shown = list(recent)[-self._max_recent:]
+        shown = list(recent)[-self._max_recent :]
         summary_kw = content_words(summary)
         recent_words = [w for t in shown for w in content_words(t.text)]
         words = content_words(turn.text)
         vocabulary = set(summary_kw) | set(recent_words)
         if not vocabulary:
-            return JudgeAnswer(Decision.CONTINUE, self._keywords([], [], words),
-                               reason="local: no episode context yet")
+            return JudgeAnswer(
+                Decision.CONTINUE,
+                self._keywords([], [], words),
+                reason="local: no episode context yet",
+            )
         lexical = sum(w not in vocabulary for w in words) / len(words) if words else 0.0
         embed = self._embedding_novelty(summary, shown, turn)
-        detail = (f"embedding novelty {embed:.2f} (>= {self._embed_threshold:g} needed), "
-                  f"lexical novelty {lexical:.2f} (>= {self._lexical_threshold:g} needed), "
-                  f"{len(words)} content words")
-        if (embed >= self._embed_threshold and lexical >= self._lexical_threshold
-                and len(words) >= self._min_words):
-            return JudgeAnswer(Decision.BOUNDARY, self._keywords([], [], words),
-                               reason=f"local: new topic: {detail}")
+        detail = (
+            f"embedding novelty {embed:.2f} (>= {self._embed_threshold:g} needed), "
+            f"lexical novelty {lexical:.2f} (>= {self._lexical_threshold:g} needed), "
+            f"{len(words)} content words"
+        )
+        if (
+            embed >= self._embed_threshold
+            and lexical >= self._lexical_threshold
+            and len(words) >= self._min_words
+        ):
+            return JudgeAnswer(
+                Decision.BOUNDARY,
+                self._keywords([], [], words),
+                reason=f"local: new topic: {detail}",
+            )
         updated = self._keywords(summary_kw, recent_words, words)
-        if (self._tool_error_rule and shown and is_tool_error(shown[-1])
-                and turn.actor is Actor.USER):
-            return JudgeAnswer(Decision.SUB_EPISODE, updated,
-                               reason=f"local: user turn after a tool error; {detail}")
+        if (
+            self._tool_error_rule
+            and shown
+            and is_tool_error(shown[-1])
+            and turn.actor is Actor.USER
+        ):
+            return JudgeAnswer(
+                Decision.SUB_EPISODE,
+                updated,
+                reason=f"local: user turn after a tool error; {detail}",
+            )
         return JudgeAnswer(Decision.CONTINUE, updated, reason=f"local: continues: {detail}")
 
     def _embedding_novelty(self, summary: str, recent: list[Turn], turn: Turn) -> float:
@@ -144,7 +172,7 @@ class LocalJudge:
         new = vectors[len(recent)]
         sims: list[float] = []
         if recent:
-            mean = vectors[:len(recent)].mean(axis=0)
+            mean = vectors[: len(recent)].mean(axis=0)
             norm = float(np.linalg.norm(mean))
             if norm > 0.0:
                 sims.append(float(new @ mean) / norm)
@@ -152,12 +180,11 @@ class LocalJudge:
             sims.append(float(new @ vectors[-1]))
         return 1.0 - max(sims) if sims else 0.0
 
-    def _keywords(self, summary_kw: list[str], recent_words: list[str],
-                  words: list[str]) -> str:
+    def _keywords(self, summary_kw: list[str], recent_words: list[str], words: list[str]) -> str:
         counts: Counter[str] = Counter()
         first: dict[str, int] = {}
         for index, word in enumerate([*summary_kw, *summary_kw, *recent_words, *words]):
             counts[word] += 1
             first.setdefault(word, index)
         ranked = sorted(counts, key=lambda w: (-counts[w], first[w]))
-        return " ".join(ranked[:self._summary_words])
+        return " ".join(ranked[: self._summary_words])

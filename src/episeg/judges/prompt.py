@@ -66,22 +66,40 @@ JUDGE_SCHEMA: dict[str, Any] = {
     "additionalProperties": False,
 }
 
-_DECISIONS = {"continue": Decision.CONTINUE, "new": Decision.BOUNDARY,
-              "sub-episode": Decision.SUB_EPISODE}
+_DECISIONS = {
+    "continue": Decision.CONTINUE,
+    "new": Decision.BOUNDARY,
+    "sub-episode": Decision.SUB_EPISODE,
+}
 
 
-def render_prompt(summary: str, recent: Sequence[Turn], turn: Turn, *, max_recent: int = 6,
-                  max_turn_chars: int = 1000, max_summary_chars: int = 300) -> str:
+def render_prompt(
+    summary: str,
+    recent: Sequence[Turn],
+    turn: Turn,
+    *,
+    max_recent: int = 6,
+    max_turn_chars: int = 1000,
+    max_summary_chars: int = 300,
+) -> str:
     """The user message: delimited summary, last ``max_recent`` turns, the next turn."""
     if max_recent < 0:
         raise ValueError(f"max_recent must be >= 0, got {max_recent}")
     shown = list(recent)[-max_recent:] if max_recent else []
-    lines = [f"<episode_summary>{_string(clip(summary or '(none yet)', max_summary_chars))}"
-             "</episode_summary>",
-             "<recent_turns>"]
+    lines = [
+        f"<episode_summary>{_string(clip(summary or '(none yet)', max_summary_chars))}"
+        "</episode_summary>",
+        "<recent_turns>",
+    ]
     lines += [_turn_line(t, max_turn_chars) for t in shown]
-    lines += ["</recent_turns>", "<next_turn>", _turn_line(turn, max_turn_chars),
-              "</next_turn>", "", _QUESTION]
+    lines += [
+        "</recent_turns>",
+        "<next_turn>",
+        _turn_line(turn, max_turn_chars),
+        "</next_turn>",
+        "",
+        _QUESTION,
+    ]
     return "\n".join(lines)
 
 
@@ -93,13 +111,14 @@ def answer_from_reply(data: dict[str, Any], judge_name: str) -> JudgeAnswer:
     decision = _DECISIONS[data["decision"]]
     words = " ".join(str(data["summary"]).split()).split(" ")
     summary = " ".join(words[:MAX_SUMMARY_WORDS])
-    return JudgeAnswer(decision=decision, summary=summary,
-                       reason=f"{judge_name} answered {data['decision']}")
+    return JudgeAnswer(
+        decision=decision, summary=summary, reason=f"{judge_name} answered {data['decision']}"
+    )
 
 
 def _string(text: str) -> str:
     line = data_line({"s": text})
-    return line[len('{"s": '):-1]
+    return line[len('{"s": ') : -1]
 
 
 def _turn_line(turn: Turn, max_chars: int) -> str:

@@ -78,8 +78,11 @@ class RetryPolicy:
     max_delay: float = 8.0
 
     def __post_init__(self) -> None:
-        if isinstance(self.attempts, bool) or not isinstance(self.attempts, int) \
-                or self.attempts < 1:
+        if (
+            isinstance(self.attempts, bool)
+            or not isinstance(self.attempts, int)
+            or self.attempts < 1
+        ):
             raise ValueError(f"attempts must be an integer >= 1, got {self.attempts!r}")
         if not self.base_delay >= 0:
             raise ValueError(f"base_delay must be >= 0, got {self.base_delay}")
@@ -90,7 +93,7 @@ class RetryPolicy:
         """Seconds to wait before retry number ``retry`` (0-based)."""
         if retry_after is not None and retry_after >= 0:
             return min(self.max_delay, retry_after)
-        return float(min(self.max_delay, self.base_delay * (2.0 ** retry)))
+        return float(min(self.max_delay, self.base_delay * (2.0**retry)))
 
 
 @runtime_checkable
@@ -109,8 +112,9 @@ class StructuredBackend(Protocol):
     @property
     def calls(self) -> int: ...
 
-    def complete(self, *, system: str, prompt: str, tool_name: str,
-                 schema: dict[str, Any]) -> dict[str, Any]: ...
+    def complete(
+        self, *, system: str, prompt: str, tool_name: str, schema: dict[str, Any]
+    ) -> dict[str, Any]: ...
 
 
 def check_request_limits(model: str, timeout: float, max_tokens: int) -> None:
@@ -154,7 +158,7 @@ def extract_json_object(text: str) -> dict[str, Any]:
         candidates.append(fenced.group(1).strip())
     start, end = text.find("{"), text.rfind("}")
     if 0 <= start < end:
-        candidates.append(text[start:end + 1])
+        candidates.append(text[start : end + 1])
     for candidate in candidates:
         try:
             value = json.loads(candidate)

@@ -77,8 +77,14 @@ def run_with_retries(
             last = number == policy.attempts - 1
             if failure.retryable and not last:
                 wait = policy.delay(number, retry_after=failure.retry_after)
-                log.warning("%s: attempt %d/%d failed (%s); retrying in %.2fs",
-                            name, number + 1, policy.attempts, failure.message, wait)
+                log.warning(
+                    "%s: attempt %d/%d failed (%s); retrying in %.2fs",
+                    name,
+                    number + 1,
+                    policy.attempts,
+                    failure.message,
+                    wait,
+                )
                 sleep(wait)
                 continue
             tries = f"after {number + 1} attempt(s)"
@@ -97,6 +103,7 @@ def classify_status(status: int, headers: object, detail: str) -> Failure:
     """
     message = f"HTTP {status}: {detail}"
     if status in (408, 409, 429) or status >= 500:
-        return Failure(message, retryable=True, unavailable=True,
-                       retry_after=parse_retry_after(headers))
+        return Failure(
+            message, retryable=True, unavailable=True, retry_after=parse_retry_after(headers)
+        )
     return Failure(message, retryable=False, unavailable=status in (401, 403, 404))

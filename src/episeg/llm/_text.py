@@ -27,7 +27,7 @@ def clip(text: str, limit: int) -> str:
         return text
     cut = len(text) - limit
     head = limit - limit // 2
-    return f"{text[:head]} … [{cut} chars cut] … {text[len(text) - limit // 2:]}"
+    return f"{text[:head]} … [{cut} chars cut] … {text[len(text) - limit // 2 :]}"
 
 
 def data_line(record: dict[str, Any]) -> str:

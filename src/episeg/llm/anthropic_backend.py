@@ -59,9 +59,17 @@ class AnthropicBackend:
         Attempts and backoff for 429/529/5xx/timeouts (SDK retries are off).
     """
 
-    def __init__(self, *, model: str = DEFAULT_ANTHROPIC_MODEL, api_key: str | None = None,
-                 base_url: str | None = None, timeout: float = 30.0, max_tokens: int = 256,
-                 temperature: float | None = 0.0, retry: RetryPolicy | None = None) -> None:
+    def __init__(
+        self,
+        *,
+        model: str = DEFAULT_ANTHROPIC_MODEL,
+        api_key: str | None = None,
+        base_url: str | None = None,
+        timeout: float = 30.0,
+        max_tokens: int = 256,
+        temperature: float | None = 0.0,
+        retry: RetryPolicy | None = None,
+    ) -> None:
         key = api_key or os.environ.get("ANTHROPIC_API_KEY")
         if not key:
             raise ConfigError("no Anthropic API key: pass api_key= or set ANTHROPIC_API_KEY")
@@ -73,8 +81,9 @@ class AnthropicBackend:
         self._max_tokens = max_tokens
         self._retry = retry or RetryPolicy()
         self._calls = 0
-        self._client = anthropic.Anthropic(api_key=key, base_url=base_url, timeout=timeout,
-                                           max_retries=0)
+        self._client = anthropic.Anthropic(
+            api_key=key, base_url=base_url, timeout=timeout, max_retries=0
+        )
 
     @property
     def name(self) -> str:
@@ -85,8 +94,9 @@ class AnthropicBackend:
         """HTTP requests made so far, retries included."""
         return self._calls
 
-    def complete(self, *, system: str, prompt: str, tool_name: str,
-                 schema: dict[str, Any]) -> dict[str, Any]:
+    def complete(
+        self, *, system: str, prompt: str, tool_name: str, schema: dict[str, Any]
+    ) -> dict[str, Any]:
         """Ask once (with retries on transient errors); return the validated tool input."""
 
         def attempt() -> dict[str, Any]:
@@ -96,8 +106,14 @@ class AnthropicBackend:
                 max_tokens=self._max_tokens,
                 system=system,
                 messages=[{"role": "user", "content": prompt}],
-                tools=[{"name": tool_name, "description": "Record your answer.",
-                        "input_schema": schema, "strict": True}],
+                tools=[
+                    {
+                        "name": tool_name,
+                        "description": "Record your answer.",
+                        "input_schema": schema,
+                        "strict": True,
+                    }
+                ],
                 tool_choice={"type": "tool", "name": tool_name},
                 extra_body=self._extra_body,
             )
@@ -113,8 +129,9 @@ def _tool_input(message: Any, tool_name: str, schema: dict[str, Any]) -> dict[st
             return validate_reply(block.input, schema)
     kinds = [getattr(block, "type", "?") for block in blocks]
     text = " ".join(getattr(b, "text", "") for b in blocks if getattr(b, "type", "") == "text")
-    raise JudgeError(f"reply has no {tool_name!r} tool_use block (blocks: {kinds}, "
-                     f"text: {text[:200]!r})")
+    raise JudgeError(
+        f"reply has no {tool_name!r} tool_use block (blocks: {kinds}, text: {text[:200]!r})"
+    )
 
 
 def _classify(exc: Exception) -> Failure | None:

@@ -67,24 +67,34 @@ class OpenAICompatibleBackend:
         Attempts and backoff for 429/5xx/timeouts (SDK retries are off).
     """
 
-    def __init__(self, *, model: str, api_key: str | None = None, base_url: str | None = None,
-                 timeout: float = 30.0, max_tokens: int = 256, structured: str = "json_schema",
-                 retry: RetryPolicy | None = None) -> None:
+    def __init__(
+        self,
+        *,
+        model: str,
+        api_key: str | None = None,
+        base_url: str | None = None,
+        timeout: float = 30.0,
+        max_tokens: int = 256,
+        structured: str = "json_schema",
+        retry: RetryPolicy | None = None,
+    ) -> None:
         key = api_key or os.environ.get("OPENAI_API_KEY")
         if not key:
-            raise ConfigError("no API key: pass api_key= or set OPENAI_API_KEY (local servers "
-                              "such as Ollama accept any non-empty string)")
+            raise ConfigError(
+                "no API key: pass api_key= or set OPENAI_API_KEY (local servers "
+                "such as Ollama accept any non-empty string)"
+            )
         if structured not in STRUCTURED_MODES:
-            raise ConfigError(f"unknown structured mode {structured!r}; "
-                              f"valid: {', '.join(STRUCTURED_MODES)}")
+            raise ConfigError(
+                f"unknown structured mode {structured!r}; valid: {', '.join(STRUCTURED_MODES)}"
+            )
         check_request_limits(model, timeout, max_tokens)
         self._model = model
         self._max_tokens = max_tokens
         self._structured = structured
         self._retry = retry or RetryPolicy()
         self._calls = 0
-        self._client = openai.OpenAI(api_key=key, base_url=base_url, timeout=timeout,
-                                     max_retries=0)
+        self._client = openai.OpenAI(api_key=key, base_url=base_url, timeout=timeout, max_retries=0)
 
     @property
     def name(self) -> str:
@@ -95,8 +105,9 @@ class OpenAICompatibleBackend:
         """HTTP requests made so far, retries included."""
         return self._calls
 
-    def complete(self, *, system: str, prompt: str, tool_name: str,
-                 schema: dict[str, Any]) -> dict[str, Any]:
+    def complete(
+        self, *, system: str, prompt: str, tool_name: str, schema: dict[str, Any]
+    ) -> dict[str, Any]:
         """Ask once (with retries on transient errors); return the validated JSON object."""
         extra: dict[str, Any] = {}
         if self._structured == "json_schema":
@@ -105,8 +116,10 @@ class OpenAICompatibleBackend:
                 "json_schema": {"name": tool_name, "schema": schema, "strict": True},
             }
         else:
-            system = (f"{system}\n\nAnswer with only a JSON object matching this JSON schema:\n"
-                      f"{json.dumps(schema)}")
+            system = (
+                f"{system}\n\nAnswer with only a JSON object matching this JSON schema:\n"
+                f"{json.dumps(schema)}"
+            )
             if self._structured == "json_object":
                 extra["response_format"] = {"type": "json_object"}
 
@@ -116,8 +129,10 @@ class OpenAICompatibleBackend:
                 model=self._model,
                 temperature=0,
                 max_tokens=self._max_tokens,
-                messages=[{"role": "system", "content": system},
-                          {"role": "user", "content": prompt}],
+                messages=[
+                    {"role": "system", "content": system},
+                    {"role": "user", "content": prompt},
+                ],
                 **extra,
             )
             return validate_reply(extract_json_object(_content(completion)), schema)

@@ -70,13 +70,18 @@ class AnchorSet:
 
     def scale_text(self) -> str:
         """``"1 is <low> (e.g., a, b) and 10 is <high> (e.g., c, d)"``, the prompt's anchor."""
-        return (f"1 is {self.low_label} (e.g., {', '.join(self.low_examples)}) and 10 is "
-                f"{self.high_label} (e.g., {', '.join(self.high_examples)})")
+        return (
+            f"1 is {self.low_label} (e.g., {', '.join(self.low_examples)}) and 10 is "
+            f"{self.high_label} (e.g., {', '.join(self.high_examples)})"
+        )
 
 
 GENERAL = AnchorSet(
-    "general", "purely mundane", "extremely poignant",
-    ("brushing teeth", "making bed"), ("a break up", "college acceptance"),
+    "general",
+    "purely mundane",
+    "extremely poignant",
+    ("brushing teeth", "making bed"),
+    ("a break up", "college acceptance"),
     low_episodes=(
         "user: good morning! assistant: morning, how can I help? user: nothing, just saying hi",
         "user: I brushed my teeth and made my bed. assistant: nice routine.",
@@ -93,8 +98,9 @@ GENERAL = AnchorSet(
 )
 
 CODING = AnchorSet(
-    "coding", "a trivial syntax clarification or boilerplate", "the core algorithm of the "
-    "system or a critical production fix",
+    "coding",
+    "a trivial syntax clarification or boilerplate",
+    "the core algorithm of the system or a critical production fix",
     ("a boilerplate getter", "where the semicolon goes"),
     ("designing the core scheduling algorithm", "a critical production bug fix"),
     low_episodes=(
@@ -112,7 +118,9 @@ CODING = AnchorSet(
 )
 
 SRE = AnchorSet(
-    "sre", "a one-line clarifying question", "a critical production incident and its root cause",
+    "sre",
+    "a one-line clarifying question",
+    "a critical production incident and its root cause",
     ("asking which dashboard to open", "a one-line clarifying question"),
     ("a full production outage root-caused", "a data-loss incident resolved"),
     low_episodes=(

@@ -50,23 +50,34 @@ class CalibrationReport:
         return self.scored > 0 and self.share_6_8 > CLUSTER_WARNING_SHARE
 
     def to_dict(self) -> dict[str, Any]:
-        return {"total": self.total, "scored": self.scored, "histogram": list(self.histogram),
-                "mean": self.mean, "std": self.std, "share_6_8": self.share_6_8,
-                "share_unscored": self.share_unscored, "clustered": self.clustered}
+        return {
+            "total": self.total,
+            "scored": self.scored,
+            "histogram": list(self.histogram),
+            "mean": self.mean,
+            "std": self.std,
+            "share_6_8": self.share_6_8,
+            "share_unscored": self.share_unscored,
+            "clustered": self.clustered,
+        }
 
     def render(self, *, width: int = 40) -> str:
         """A text report with one bar per score, for the CLI."""
         if width < 1:
             raise ValueError(f"width must be >= 1, got {width}")
-        lines = [f"salience calibration: {self.total} episodes, {self.scored} scored, "
-                 f"{self.total - self.scored} unscored"]
+        lines = [
+            f"salience calibration: {self.total} episodes, {self.scored} scored, "
+            f"{self.total - self.scored} unscored"
+        ]
         peak = max(self.histogram) or 1
         for score, count in enumerate(self.histogram, start=1):
             bar = "#" * round(width * count / peak)
             lines.append(f"{score:>3} | {bar:<{width}} {count}")
         if self.mean is not None and self.std is not None:
-            lines.append(f"mean {self.mean:.2f}  std {self.std:.2f}  "
-                         f"share in 6-8 {self.share_6_8:.0%}  unscored {self.share_unscored:.0%}")
+            lines.append(
+                f"mean {self.mean:.2f}  std {self.std:.2f}  "
+                f"share in 6-8 {self.share_6_8:.0%}  unscored {self.share_unscored:.0%}"
+            )
         if self.clustered:
             lines.append("warning: scores cluster at 6-8; check the anchor set")
         return "\n".join(lines)
@@ -84,7 +95,11 @@ def calibration_report(saliences: Iterable[Salience]) -> CalibrationReport:
         mean = sum(scores) / len(scores)
         std = math.sqrt(sum((v - mean) ** 2 for v in scores) / len(scores))
     return CalibrationReport(
-        total=len(items), scored=len(scores), histogram=tuple(histogram), mean=mean, std=std,
+        total=len(items),
+        scored=len(scores),
+        histogram=tuple(histogram),
+        mean=mean,
+        std=std,
         share_6_8=(sum(histogram[5:8]) / len(scores)) if scores else 0.0,
         share_unscored=(len(items) - len(scores)) / len(items) if items else 0.0,
     )

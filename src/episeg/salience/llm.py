@@ -53,15 +53,24 @@ SALIENCE_SCHEMA: dict[str, Any] = {
 }
 
 
-def render_salience_prompt(episode: Episode, anchors: AnchorSet, *,
-                           max_turn_chars: int = 1000, max_episode_chars: int = 6000) -> str:
+def render_salience_prompt(
+    episode: Episode,
+    anchors: AnchorSet,
+    *,
+    max_turn_chars: int = 1000,
+    max_episode_chars: int = 6000,
+) -> str:
     """The anchored prompt for one episode (turn text delimited and capped)."""
-    lines = [data_line({"actor": t.actor.value, "text": clip(t.text, max_turn_chars)})
-             for t in episode.turns]
+    lines = [
+        data_line({"actor": t.actor.value, "text": clip(t.text, max_turn_chars)})
+        for t in episode.turns
+    ]
     memory = clip("\n".join(lines), max_episode_chars)
-    return (f"On the scale of 1 to 10, where {anchors.scale_text()}, rate the likely poignancy "
-            f"of the following memory.\n<memory>\n{memory}\n</memory>\n"
-            "Rating: answer with score, an integer from 1 to 10.")
+    return (
+        f"On the scale of 1 to 10, where {anchors.scale_text()}, rate the likely poignancy "
+        f"of the following memory.\n<memory>\n{memory}\n</memory>\n"
+        "Rating: answer with score, an integer from 1 to 10."
+    )
 
 
 class LLMSalienceScorer:
@@ -80,9 +89,15 @@ class LLMSalienceScorer:
         Prompt caps; longer text keeps its head and tail.
     """
 
-    def __init__(self, backend: StructuredBackend, *, anchors: str | AnchorSet = "general",
-                 retries: int = 1, max_turn_chars: int = 1000,
-                 max_episode_chars: int = 6000) -> None:
+    def __init__(
+        self,
+        backend: StructuredBackend,
+        *,
+        anchors: str | AnchorSet = "general",
+        retries: int = 1,
+        max_turn_chars: int = 1000,
+        max_episode_chars: int = 6000,
+    ) -> None:
         if not isinstance(backend, StructuredBackend):
             raise TypeError(f"backend must implement StructuredBackend, got {type(backend)!r}")
         if retries < 0:
@@ -96,22 +111,48 @@ class LLMSalienceScorer:
         self._max_episode_chars = max_episode_chars
 
     @classmethod
-    def anthropic(cls, *, model: str = "claude-haiku-4-5", api_key: str | None = None,
-                  base_url: str | None = None, timeout: float = 30.0,
-                  retry: RetryPolicy | None = None, **kwargs: Any) -> LLMSalienceScorer:
+    def anthropic(
+        cls,
+        *,
+        model: str = "claude-haiku-4-5",
+        api_key: str | None = None,
+        base_url: str | None = None,
+        timeout: float = 30.0,
+        retry: RetryPolicy | None = None,
+        **kwargs: Any,
+    ) -> LLMSalienceScorer:
         """A scorer over a new :class:`~episeg.llm.AnthropicBackend`; ``kwargs`` as above."""
-        return cls(AnthropicBackend(model=model, api_key=api_key, base_url=base_url,
-                                    timeout=timeout, retry=retry), **kwargs)
+        return cls(
+            AnthropicBackend(
+                model=model, api_key=api_key, base_url=base_url, timeout=timeout, retry=retry
+            ),
+            **kwargs,
+        )
 
     @classmethod
-    def openai_compatible(cls, *, model: str, api_key: str | None = None,
-                          base_url: str | None = None, timeout: float = 30.0,
-                          structured: str = "json_schema", retry: RetryPolicy | None = None,
-                          **kwargs: Any) -> LLMSalienceScorer:
+    def openai_compatible(
+        cls,
+        *,
+        model: str,
+        api_key: str | None = None,
+        base_url: str | None = None,
+        timeout: float = 30.0,
+        structured: str = "json_schema",
+        retry: RetryPolicy | None = None,
+        **kwargs: Any,
+    ) -> LLMSalienceScorer:
         """A scorer over a new :class:`~episeg.llm.OpenAICompatibleBackend`."""
-        return cls(OpenAICompatibleBackend(model=model, api_key=api_key, base_url=base_url,
-                                           timeout=timeout, structured=structured,
-                                           retry=retry), **kwargs)
+        return cls(
+            OpenAICompatibleBackend(
+                model=model,
+                api_key=api_key,
+                base_url=base_url,
+                timeout=timeout,
+                structured=structured,
+                retry=retry,
+            ),
+            **kwargs,
+        )
 
     @property
     def name(self) -> str:
@@ -128,24 +169,37 @@ class LLMSalienceScorer:
 
     def score(self, episode: Episode) -> Salience:
         """Score the whole episode once; an unscored ``Salience`` on failure, never raises."""
-        prompt = render_salience_prompt(episode, self._anchors,
-                                        max_turn_chars=self._max_turn_chars,
-                                        max_episode_chars=self._max_episode_chars)
+        prompt = render_salience_prompt(
+            episode,
+            self._anchors,
+            max_turn_chars=self._max_turn_chars,
+            max_episode_chars=self._max_episode_chars,
+        )
         problem = ""
         for attempt in range(self._retries + 1):
             try:
-                data = self._backend.complete(system=SALIENCE_SYSTEM, prompt=prompt,
-                                              tool_name=SALIENCE_TOOL, schema=SALIENCE_SCHEMA)
+                data = self._backend.complete(
+                    system=SALIENCE_SYSTEM,
+                    prompt=prompt,
+                    tool_name=SALIENCE_TOOL,
+                    schema=SALIENCE_SCHEMA,
+                )
             except BackendUnavailableError as exc:
                 problem = f"backend unavailable: {exc}"
                 break
             except JudgeError as exc:
                 problem = f"unusable reply: {exc}"
-                log.info("salience %s: attempt %d gave an unusable reply: %s",
-                         episode.id, attempt + 1, exc)
+                log.info(
+                    "salience %s: attempt %d gave an unusable reply: %s",
+                    episode.id,
+                    attempt + 1,
+                    exc,
+                )
                 continue
-            return Salience.scored(int(data["score"]), scorer=self.name,
-                                   reason=f"anchored {self._anchors.name} prompt")
-        log.warning("salience of episode %s left unscored by %s: %s",
-                    episode.id, self.name, problem)
+            return Salience.scored(
+                int(data["score"]), scorer=self.name, reason=f"anchored {self._anchors.name} prompt"
+            )
+        log.warning(
+            "salience of episode %s left unscored by %s: %s", episode.id, self.name, problem
+        )
         return Salience.unscored(problem, scorer=self.name)

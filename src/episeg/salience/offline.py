@@ -70,21 +70,35 @@ class AnchoredOfflineScorer:
     max_chunks : int, default 8
     """
 
-    def __init__(self, embedder: Embedder, *, anchors: str | AnchorSet = "general",
-                 temperature: float = 0.1, error_weight: float = 0.75,
-                 correction_weight: float = 0.5, length_weight: float = 0.5,
-                 length_ref: int = 4, chunk_chars: int = 1500, max_chunks: int = 8) -> None:
+    def __init__(
+        self,
+        embedder: Embedder,
+        *,
+        anchors: str | AnchorSet = "general",
+        temperature: float = 0.1,
+        error_weight: float = 0.75,
+        correction_weight: float = 0.5,
+        length_weight: float = 0.5,
+        length_ref: int = 4,
+        chunk_chars: int = 1500,
+        max_chunks: int = 8,
+    ) -> None:
         if not isinstance(embedder, Embedder):
             raise TypeError(f"embedder must implement Embedder, got {type(embedder)!r}")
         if not temperature > 0:
             raise ValueError(f"temperature must be > 0, got {temperature}")
-        for label, value in (("error_weight", error_weight),
-                             ("correction_weight", correction_weight),
-                             ("length_weight", length_weight)):
+        for label, value in (
+            ("error_weight", error_weight),
+            ("correction_weight", correction_weight),
+            ("length_weight", length_weight),
+        ):
             if not value >= 0:
                 raise ValueError(f"{label} must be >= 0, got {value}")
-        for label, count in (("length_ref", length_ref), ("chunk_chars", chunk_chars),
-                             ("max_chunks", max_chunks)):
+        for label, count in (
+            ("length_ref", length_ref),
+            ("chunk_chars", chunk_chars),
+            ("max_chunks", max_chunks),
+        ):
             if count < 1:
                 raise ValueError(f"{label} must be >= 1, got {count}")
         self._embedder = embedder
@@ -119,17 +133,20 @@ class AnchoredOfflineScorer:
         bonus = w_err * min(errors, 2) + w_corr * min(corrections, 2) + w_len * doublings
         raw = min(10.0, max(1.0, 1.0 + 9.0 * place + bonus))
         value = math.floor(raw + 0.5)
-        reason = (f"anchors {self._anchors.name}: sim low {s_low:.2f} high {s_high:.2f} -> "
-                  f"{1 + 9 * place:.2f}; +{bonus:.2f} for {errors} tool error(s), "
-                  f"{corrections} correction(s), {len(episode.turns)} turns")
+        reason = (
+            f"anchors {self._anchors.name}: sim low {s_low:.2f} high {s_high:.2f} -> "
+            f"{1 + 9 * place:.2f}; +{bonus:.2f} for {errors} tool error(s), "
+            f"{corrections} correction(s), {len(episode.turns)} turns"
+        )
         return Salience.scored(value, scorer=self.name, reason=reason)
 
     def _anchor_matrix(self) -> tuple[np.ndarray, np.ndarray]:
         if self._anchor_vectors is None:
             low = list(self._anchors.low_episodes)
-            vectors = np.asarray(self._embedder.embed([*low, *self._anchors.high_episodes]),
-                                 dtype=np.float64)
-            self._anchor_vectors = (vectors[:len(low)], vectors[len(low):])
+            vectors = np.asarray(
+                self._embedder.embed([*low, *self._anchors.high_episodes]), dtype=np.float64
+            )
+            self._anchor_vectors = (vectors[: len(low)], vectors[len(low) :])
         return self._anchor_vectors
 
     def _episode_vector(self, episode: Episode) -> np.ndarray:
@@ -139,11 +156,11 @@ class AnchoredOfflineScorer:
             if current and len(current) + len(line) + 1 > self._chunk_chars:
                 chunks.append(current)
                 current = ""
-            current = f"{current}\n{line}" if current else line[:self._chunk_chars]
+            current = f"{current}\n{line}" if current else line[: self._chunk_chars]
         chunks.append(current)
         if len(chunks) > self._max_chunks:  # keep the opening and the ending
             half = self._max_chunks // 2
-            chunks = chunks[:self._max_chunks - half] + chunks[len(chunks) - half:]
+            chunks = chunks[: self._max_chunks - half] + chunks[len(chunks) - half :]
         vectors = np.asarray(self._embedder.embed(chunks), dtype=np.float64)
         mean = vectors.mean(axis=0)
         norm = float(np.linalg.norm(mean))

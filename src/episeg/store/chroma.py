@@ -94,8 +94,14 @@ class ChromaBackend:
             return cls(chromadb.PersistentClient(path=str(path), settings=settings))
 
     @classmethod
-    def http(cls, host: str = "127.0.0.1", port: int = 8000, *, ssl: bool = False,
-             headers: Mapping[str, str] | None = None) -> ChromaBackend:
+    def http(
+        cls,
+        host: str = "127.0.0.1",
+        port: int = 8000,
+        *,
+        ssl: bool = False,
+        headers: Mapping[str, str] | None = None,
+    ) -> ChromaBackend:
         """``chromadb.HttpClient`` against a running ``chroma run`` server.
 
         Raises
@@ -105,8 +111,9 @@ class ChromaBackend:
         """
         settings = Settings(anonymized_telemetry=False)
         with _translate(f"connecting to {host}:{port}"):
-            client = chromadb.HttpClient(host=host, port=port, ssl=ssl,
-                                         headers=dict(headers or {}), settings=settings)
+            client = chromadb.HttpClient(
+                host=host, port=port, ssl=ssl, headers=dict(headers or {}), settings=settings
+            )
         return cls(client)
 
     def heartbeat(self) -> int:
@@ -140,7 +147,8 @@ class ChromaEpisodeStore:
         self._tenant = validate_tenant(tenant)
         with _translate(f"opening the collection of tenant {tenant!r}"):
             self._col = client.get_or_create_collection(
-                collection_name(tenant), embedding_function=None,
+                collection_name(tenant),
+                embedding_function=None,
                 configuration={"hnsw": {"space": "cosine"}},
                 metadata={"episeg_tenant": tenant},
             )
@@ -163,19 +171,22 @@ class ChromaEpisodeStore:
         latest = {ep.id: encode(ep, tenant=self._tenant) for ep in episodes}
         records = list(latest.values())
         for start in range(0, len(records), _WRITE_BATCH):
-            chunk = records[start:start + _WRITE_BATCH]
+            chunk = records[start : start + _WRITE_BATCH]
             with _translate("add"):
                 stored = self._col.get(ids=[r.id for r in chunk], include=["metadatas"])
-            kept = {i: m for i, m in zip(stored["ids"], stored["metadatas"], strict=True)
-                    if self._owns(i, m)}
+            kept = {
+                i: m
+                for i, m in zip(stored["ids"], stored["metadatas"], strict=True)
+                if self._owns(i, m)
+            }
             for r in chunk:
                 if r.id in kept:
                     r.metadata.pop("last_accessed", None)
-                    r.metadata.update({f: kept[r.id][f] for f in RECALL_FIELDS
-                                       if f in kept[r.id]})
+                    r.metadata.update({f: kept[r.id][f] for f in RECALL_FIELDS if f in kept[r.id]})
             with _translate("add"):
                 self._col.upsert(
-                    ids=[r.id for r in chunk], documents=[r.document for r in chunk],
+                    ids=[r.id for r in chunk],
+                    documents=[r.document for r in chunk],
                     metadatas=[r.metadata for r in chunk],
                     embeddings=np.stack([r.embedding for r in chunk]),
                 )
@@ -189,8 +200,9 @@ class ChromaEpisodeStore:
         found = {ep.id: ep for ep in self._decode_rows(res)}
         return [found[i] for i in dict.fromkeys(ids) if i in found]
 
-    def query(self, embedding: np.ndarray, k: int, *,
-              include_archived: bool = False) -> builtins.list[tuple[Episode, float]]:
+    def query(
+        self, embedding: np.ndarray, k: int, *, include_archived: bool = False
+    ) -> builtins.list[tuple[Episode, float]]:
         """The ``k`` nearest episodes with their cosine similarity, best first.
 
         Archived episodes are excluded unless ``include_archived``. They are
@@ -204,20 +216,28 @@ class ChromaEpisodeStore:
         n = min(k if include_archived else k + 8, _CHROMA_MAX_INT)
         while True:
             with _translate("query"):
-                res = self._col.query(query_embeddings=vector, n_results=n,
-                                      include=[*_READ_INCLUDE, "distances"])
+                res = self._col.query(
+                    query_embeddings=vector, n_results=n, include=[*_READ_INCLUDE, "distances"]
+                )
             ids = res["ids"][0]
-            rows = {"ids": ids, "metadatas": res["metadatas"][0],
-                    "embeddings": res["embeddings"][0]}
+            rows = {
+                "ids": ids,
+                "metadatas": res["metadatas"][0],
+                "embeddings": res["embeddings"][0],
+            }
             sims = {i: 1.0 - float(d) for i, d in zip(ids, res["distances"][0], strict=True)}
-            hits = [(ep, sims[ep.id]) for ep in self._decode_rows(rows)
-                    if include_archived or not ep.archived]
+            hits = [
+                (ep, sims[ep.id])
+                for ep in self._decode_rows(rows)
+                if include_archived or not ep.archived
+            ]
             if len(hits) >= k or len(ids) < n or n == _CHROMA_MAX_INT:
                 return hits[:k]
             n = min(n * 2, _CHROMA_MAX_INT)
 
-    def list(self, *, limit: int = 100, offset: int = 0,
-             include_archived: bool = False) -> builtins.list[Episode]:
+    def list(
+        self, *, limit: int = 100, offset: int = 0, include_archived: bool = False
+    ) -> builtins.list[Episode]:
         """A page of this tenant's episodes in storage order.
 
         ``limit`` and ``offset`` beyond Chroma's 32-bit range mean "all" and
@@ -270,14 +290,19 @@ class ChromaEpisodeStore:
         owned = {i for i, m in zip(res["ids"], res["metadatas"], strict=True) if self._owns(i, m)}
         missing = sorted(set(ids) - owned)
         if missing:
-            raise StoreError(f"cannot {what} unknown episode id(s) {missing[:5]} "
-                             f"for tenant {self._tenant!r}")
+            raise StoreError(
+                f"cannot {what} unknown episode id(s) {missing[:5]} for tenant {self._tenant!r}"
+            )
 
     def _owns(self, id: str, metadata: Mapping[str, Any] | None) -> bool:
         owner = (metadata or {}).get("tenant")
         if owner != self._tenant:
-            log.error("record %r in the collection of tenant %r is stamped %r; dropped",
-                      id, self._tenant, owner)
+            log.error(
+                "record %r in the collection of tenant %r is stamped %r; dropped",
+                id,
+                self._tenant,
+                owner,
+            )
             return False
         return True
 
@@ -288,4 +313,3 @@ class ChromaEpisodeStore:
             if self._owns(id, meta):
                 out.append(decode(id, None, meta, None if embeddings is None else embeddings[n]))
         return out
-

@@ -40,8 +40,7 @@ import numpy as np
 from episeg.errors import StoreError
 from episeg.types import Episode, Salience, Turn, Verdict
 
-__all__ = ["CODEC_VERSION", "RECALL_FIELDS", "EpisodeRecord", "decode", "encode",
-           "recall_metadata"]
+__all__ = ["CODEC_VERSION", "RECALL_FIELDS", "EpisodeRecord", "decode", "encode", "recall_metadata"]
 
 CODEC_VERSION = 1
 """Written as ``codec`` into every record; :func:`decode` refuses other versions."""
@@ -106,13 +105,15 @@ def encode(episode: Episode, *, tenant: str) -> EpisodeRecord:
     if episode.salience is not None:
         sal = episode.salience
         meta["salience"] = json.dumps(
-            {"score": sal.score, "scorer": sal.scorer, "reason": sal.reason}, ensure_ascii=False)
+            {"score": sal.score, "scorer": sal.scorer, "reason": sal.reason}, ensure_ascii=False
+        )
     meta.update({k: v for k, v in recall_metadata(episode).items() if v is not None})
     return EpisodeRecord(id=episode.id, document=episode.text, metadata=meta, embedding=vector)
 
 
-def decode(id: str, document: str | None, metadata: Mapping[str, Any] | None,
-           embedding: Any = None) -> Episode:
+def decode(
+    id: str, document: str | None, metadata: Mapping[str, Any] | None, embedding: Any = None
+) -> Episode:
     """Rebuild the :class:`Episode` that :func:`encode` flattened.
 
     Raises
@@ -124,7 +125,8 @@ def decode(id: str, document: str | None, metadata: Mapping[str, Any] | None,
         raise StoreError(f"record {id!r} has no metadata; not written by episeg")
     if metadata.get("codec") != CODEC_VERSION:
         raise StoreError(
-            f"record {id!r} has codec {metadata.get('codec')!r}; this episeg reads {CODEC_VERSION}")
+            f"record {id!r} has codec {metadata.get('codec')!r}; this episeg reads {CODEC_VERSION}"
+        )
     try:
         sal_raw = metadata.get("salience")
         salience = None

@@ -46,8 +46,9 @@ def validate_tenant(tenant: object) -> str:
     if not tenant:
         raise TenantError("tenant id must not be empty")
     if len(tenant) > MAX_TENANT_LENGTH:
-        raise TenantError(f"tenant id must be at most {MAX_TENANT_LENGTH} characters, "
-                          f"got {len(tenant)}")
+        raise TenantError(
+            f"tenant id must be at most {MAX_TENANT_LENGTH} characters, got {len(tenant)}"
+        )
     if tenant != tenant.strip():
         raise TenantError(f"tenant id must not start or end with whitespace, got {tenant!r}")
     for ch in tenant:

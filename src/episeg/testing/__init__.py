@@ -8,5 +8,13 @@ from episeg.testing.chroma_server import ChromaServer, free_port, stop_process
 from episeg.testing.fakes import HashingEmbedder, ScriptedJudge
 from episeg.testing.llm_server import LoopbackLLMServer, RecordedRequest, Reply
 
-__all__ = ["ChromaServer", "HashingEmbedder", "LoopbackLLMServer", "RecordedRequest", "Reply",
-           "ScriptedJudge", "free_port", "stop_process"]
+__all__ = [
+    "ChromaServer",
+    "HashingEmbedder",
+    "LoopbackLLMServer",
+    "RecordedRequest",
+    "Reply",
+    "ScriptedJudge",
+    "free_port",
+    "stop_process",
+]

@@ -65,8 +65,14 @@ class ChromaServer:
         If the CLI is missing or the server does not answer within ``timeout``.
     """
 
-    def __init__(self, path: str | Path, *, port: int | None = None, start: bool = True,
-                 timeout: float = 60.0) -> None:
+    def __init__(
+        self,
+        path: str | Path,
+        *,
+        port: int | None = None,
+        start: bool = True,
+        timeout: float = 60.0,
+    ) -> None:
         self.exe = _chroma_cli()
         self.path = Path(path)
         self.port = port or free_port()
@@ -80,8 +86,19 @@ class ChromaServer:
         """Start the server and wait for its heartbeat; returns the seconds that took."""
         started = time.monotonic()
         self._proc = subprocess.Popen(
-            [self.exe, "run", "--host", "127.0.0.1", "--port", str(self.port),
-             "--path", str(self.path)], stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+            [
+                self.exe,
+                "run",
+                "--host",
+                "127.0.0.1",
+                "--port",
+                str(self.port),
+                "--path",
+                str(self.path),
+            ],
+            stdout=subprocess.DEVNULL,
+            stderr=subprocess.DEVNULL,
+        )
         while True:
             try:
                 self.backend().heartbeat()
@@ -90,7 +107,8 @@ class ChromaServer:
                 if self._proc.poll() is not None or time.monotonic() - started > self._timeout:
                     self.kill()
                     raise StoreUnavailableError(
-                        f"chroma run did not answer on port {self.port}") from None
+                        f"chroma run did not answer on port {self.port}"
+                    ) from None
                 time.sleep(0.1)
 
     def backend(self) -> ChromaBackend:
@@ -111,6 +129,10 @@ class ChromaServer:
     def __enter__(self) -> ChromaServer:
         return self
 
-    def __exit__(self, exc_type: type[BaseException] | None, exc: BaseException | None,
-                 tb: TracebackType | None) -> None:
+    def __exit__(
+        self,
+        exc_type: type[BaseException] | None,
+        exc: BaseException | None,
+        tb: TracebackType | None,
+    ) -> None:
         self.stop()

@@ -90,5 +90,6 @@ class ScriptedJudge:
         item = self._script.pop(0) if self._script else "continue"
         if item == "error":
             raise JudgeError("scripted failure")
-        return JudgeAnswer(decision=Decision.parse(item), summary=f"about: {turn.text[:40]}",
-                           reason="scripted")
+        return JudgeAnswer(
+            decision=Decision.parse(item), summary=f"about: {turn.text[:40]}", reason="scripted"
+        )

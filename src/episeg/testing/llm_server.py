@@ -40,8 +40,14 @@ log = logging.getLogger(__name__)
 
 MAX_BODY_BYTES = 1 << 20
 MAX_DELAY_SECONDS = 30.0
-_ERROR_TYPES = {400: "invalid_request_error", 404: "not_found_error", 429: "rate_limit_error",
-                500: "api_error", 503: "api_error", 529: "overloaded_error"}
+_ERROR_TYPES = {
+    400: "invalid_request_error",
+    404: "not_found_error",
+    429: "rate_limit_error",
+    500: "api_error",
+    503: "api_error",
+    529: "overloaded_error",
+}
 
 
 @dataclass(frozen=True)
@@ -70,8 +76,9 @@ class Reply:
         return cls("raw", payload=body, status=status)
 
     @classmethod
-    def error(cls, status: int, *, retry_after: float | None = None,
-              message: str = "simulated error") -> Reply:
+    def error(
+        cls, status: int, *, retry_after: float | None = None, message: str = "simulated error"
+    ) -> Reply:
         """An API error in the dialect of the endpoint, with optional ``retry-after``."""
         if not 400 <= status <= 599:
             raise ValueError(f"error status must be in 400-599, got {status}")
@@ -168,14 +175,21 @@ class LoopbackLLMServer:
     def __enter__(self) -> LoopbackLLMServer:
         self._httpd = ThreadingHTTPServer(("127.0.0.1", 0), _handler_for(self))
         self._httpd.daemon_threads = True
-        self._thread = threading.Thread(target=self._httpd.serve_forever,
-                                        kwargs={"poll_interval": 0.05},
-                                        name="episeg-loopback-llm", daemon=True)
+        self._thread = threading.Thread(
+            target=self._httpd.serve_forever,
+            kwargs={"poll_interval": 0.05},
+            name="episeg-loopback-llm",
+            daemon=True,
+        )
         self._thread.start()
         return self
 
-    def __exit__(self, exc_type: type[BaseException] | None, exc: BaseException | None,
-                 tb: TracebackType | None) -> None:
+    def __exit__(
+        self,
+        exc_type: type[BaseException] | None,
+        exc: BaseException | None,
+        tb: TracebackType | None,
+    ) -> None:
         self._stop.set()
         if self._httpd is not None:
             self._httpd.shutdown()
@@ -204,16 +218,18 @@ def _handler_for(server: LoopbackLLMServer) -> type[BaseHTTPRequestHandler]:
                 body = json.loads(raw or b"{}")
             except json.JSONDecodeError:
                 body = {"_unparseable": raw.decode("utf-8", "replace")}
-            record = RecordedRequest(self.path, {k.lower(): v for k, v in self.headers.items()},
-                                     body)
+            record = RecordedRequest(
+                self.path, {k.lower(): v for k, v in self.headers.items()}, body
+            )
             dialect = _dialect(self.path)
             if dialect is None:
                 self._send(404, {"error": {"message": f"unknown path {self.path}"}})
                 return
             reply = server._next(record)
             if reply is None:
-                reply = Reply.error(400, message=f"loopback server: no reply queued for "
-                                    f"POST {self.path}")
+                reply = Reply.error(
+                    400, message=f"loopback server: no reply queued for POST {self.path}"
+                )
             if reply.delay and server._stop.wait(reply.delay):
                 return
             try:
@@ -267,21 +283,33 @@ def _anthropic_body(reply: Reply, request: dict[str, Any]) -> dict[str, Any]:
         choice = request.get("tool_choice") or {}
         tools = request.get("tools") or [{}]
         name = choice.get("name") or tools[0].get("name") or "answer"
-        content: list[dict[str, Any]] = [{"type": "tool_use", "id": "toolu_loopback",
-                                          "name": name, "input": reply.payload}]
+        content: list[dict[str, Any]] = [
+            {"type": "tool_use", "id": "toolu_loopback", "name": name, "input": reply.payload}
+        ]
         stop = "tool_use"
     else:
         content, stop = [{"type": "text", "text": str(reply.payload)}], "end_turn"
-    return {"id": "msg_loopback", "type": "message", "role": "assistant",
-            "model": request.get("model", "loopback"), "content": content,
-            "stop_reason": stop, "stop_sequence": None,
-            "usage": {"input_tokens": 1, "output_tokens": 1}}
+    return {
+        "id": "msg_loopback",
+        "type": "message",
+        "role": "assistant",
+        "model": request.get("model", "loopback"),
+        "content": content,
+        "stop_reason": stop,
+        "stop_sequence": None,
+        "usage": {"input_tokens": 1, "output_tokens": 1},
+    }
 
 
 def _openai_body(reply: Reply, request: dict[str, Any]) -> dict[str, Any]:
     text = json.dumps(reply.payload) if reply.kind == "json" else str(reply.payload)
-    return {"id": "chatcmpl-loopback", "object": "chat.completion", "created": int(time.time()),
-            "model": request.get("model", "loopback"),
-            "choices": [{"index": 0, "finish_reason": "stop",
-                         "message": {"role": "assistant", "content": text}}],
-            "usage": {"prompt_tokens": 1, "completion_tokens": 1, "total_tokens": 2}}
+    return {
+        "id": "chatcmpl-loopback",
+        "object": "chat.completion",
+        "created": int(time.time()),
+        "model": request.get("model", "loopback"),
+        "choices": [
+            {"index": 0, "finish_reason": "stop", "message": {"role": "assistant", "content": text}}
+        ],
+        "usage": {"prompt_tokens": 1, "completion_tokens": 1, "total_tokens": 2},
+    }

@@ -1,0 +1,340 @@
+"""The crash-safety journal: accepted turns and unconfirmed episode writes, in SQLite.
+
+One file (``<Memory path>/journal.sqlite3``), WAL mode, ``synchronous=FULL``:
+a committed transaction survives ``kill -9`` and power loss. Four tables:
+
+``sessions``  per (user, session): last timestamp and the open episode's
+              :class:`~episeg.segmentation.checkpoint.SessionCheckpoint`;
+``turns``     every accepted turn not yet in a *stored* episode, as given
+              (original text, assigned id), with its embedding and the judge's
+              recorded answer; ``episode`` is NULL while the turn is open;
+``seen``      every turn id ever accepted per session (duplicates stay
+              refused across restarts, also after their episode was stored);
+``outbox``    closed episodes (encoded Chroma records) not yet confirmed in
+              the store.
+
+:meth:`Journal.record` commits one accepted turn, and the episode it closed,
+in one transaction; :meth:`Journal.confirm` removes a stored episode and its
+turns in one transaction. Every SQLite failure becomes :class:`JournalError`.
+
+>>> import numpy as np
+>>> from episeg.segmentation.checkpoint import SessionCheckpoint
+>>> from episeg.types import Turn
+>>> j = Journal(":memory:")
+>>> t = Turn(actor="user", text="deploy?", ts=1.0, id="s:0", user="u", session="s")
+>>> j.record(t, np.ones(2, np.float32), judge=None, closed=(),
+...          checkpoint=SessionCheckpoint(user="u", session="s", seq=0, position=0))
+>>> [(s.user, s.session, [x.id for x, _, _ in s.turns], sorted(s.seen)) for s in j.sessions()]
+[('u', 's', ['s:0'], ['s:0'])]
+"""
+
+from __future__ import annotations
+
+import contextlib
+import fcntl
+import gc
+import io
+import json
+import os
+import sqlite3
+import weakref
+from collections.abc import Iterator, Sequence
+from contextlib import contextmanager
+from dataclasses import dataclass
+from pathlib import Path
+
+import numpy as np
+
+from episeg.errors import JournalError, StoreError
+from episeg.segmentation.checkpoint import SessionCheckpoint
+from episeg.store.codec import decode, encode
+from episeg.types import Episode, Turn
+
+__all__ = ["Journal", "JournaledSession"]
+
+_SCHEMA = """
+CREATE TABLE IF NOT EXISTS sessions (user TEXT NOT NULL, session TEXT NOT NULL,
+    last_ts REAL, checkpoint TEXT NOT NULL, PRIMARY KEY (user, session));
+CREATE TABLE IF NOT EXISTS turns (n INTEGER PRIMARY KEY AUTOINCREMENT, user TEXT NOT NULL,
+    session TEXT NOT NULL, turn_id TEXT NOT NULL, turn TEXT NOT NULL, vector BLOB NOT NULL,
+    judge TEXT, episode TEXT);
+CREATE INDEX IF NOT EXISTS turns_by_session ON turns (user, session, episode);
+CREATE INDEX IF NOT EXISTS turns_by_episode ON turns (episode);
+CREATE TABLE IF NOT EXISTS seen (user TEXT NOT NULL, session TEXT NOT NULL,
+    turn_id TEXT NOT NULL, PRIMARY KEY (user, session, turn_id)) WITHOUT ROWID;
+CREATE TABLE IF NOT EXISTS outbox (n INTEGER PRIMARY KEY AUTOINCREMENT,
+    episode TEXT NOT NULL UNIQUE, user TEXT NOT NULL, document TEXT NOT NULL,
+    metadata TEXT NOT NULL, vector BLOB NOT NULL);
+"""
+
+
+def _lock_exclusively(lock_path: Path) -> int:
+    """Hold an exclusive ``flock`` on ``lock_path``; the open descriptor is the lock.
+
+    A journal left unreachable in this process (a dropped ``Memory``) may still hold
+    the lock until the garbage collector closes it, so a conflict collects once and
+    retries before it is reported.
+    """
+    for attempt in (1, 2):
+        fd = os.open(lock_path, os.O_RDWR | os.O_CREAT, 0o644)
+        try:
+            fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+        except BlockingIOError:
+            holder = os.pread(fd, 32, 0).decode("ascii", "replace").strip() or "unknown"
+            os.close(fd)
+            if attempt == 1:
+                gc.collect()
+                continue
+            raise JournalError(
+                f"the journal {lock_path.with_suffix('')} is in use by another Memory "
+                f"(process {holder}); use one Memory per path"
+            ) from None
+        except OSError:  # e.g. ENOLCK: no locks on this filesystem
+            os.close(fd)
+            raise
+        with contextlib.suppress(OSError):  # the pid is a courtesy: a full disk may refuse it
+            os.ftruncate(fd, 0)
+            os.pwrite(fd, str(os.getpid()).encode("ascii"), 0)
+        return fd
+    raise AssertionError("unreachable")  # pragma: no cover
+
+
+@dataclass(frozen=True, slots=True)
+class JournaledSession:
+    """What the journal holds for one session: enough for ``Segmenter.resume``."""
+
+    user: str
+    session: str
+    checkpoint: SessionCheckpoint
+    last_ts: float | None
+    turns: tuple[tuple[Turn, np.ndarray, str | None], ...]
+    seen: frozenset[str]
+
+
+class Journal:
+    """Durable record of accepted turns and pending episode writes.
+
+    Parameters
+    ----------
+    path
+        The SQLite file (created with its folder), or ``":memory:"`` for a
+        journal that does not survive the process (no crash safety).
+
+    Raises
+    ------
+    JournalError
+        When the file cannot be opened, read or written (disk full, I/O error,
+        corruption), or when another live ``Journal`` holds the same file: an
+        exclusive ``flock`` on ``<path>.lock`` (released by the OS if the
+        holder dies, even by ``kill -9``) keeps two processes from replaying
+        each other's sessions. A failed :meth:`record` leaves the journal
+        unchanged.
+    """
+
+    def __init__(self, path: str | Path) -> None:
+        self.path = str(path)
+        self._unlock: weakref.finalize[..., Journal] | None = None
+        try:
+            if self.path != ":memory:":
+                Path(self.path).parent.mkdir(parents=True, exist_ok=True)
+                # closing the descriptor releases the flock: on close(), or when a
+                # dropped Journal is collected
+                fd = _lock_exclusively(Path(self.path + ".lock"))
+                self._unlock = weakref.finalize(self, os.close, fd)
+            self._db = sqlite3.connect(self.path, isolation_level=None, check_same_thread=False)
+            self._db.execute("PRAGMA journal_mode=WAL")
+            self._db.execute("PRAGMA synchronous=FULL")
+            self._db.executescript(_SCHEMA)
+        except (sqlite3.Error, OSError) as exc:
+            if self._unlock is not None:
+                self._unlock()
+            raise JournalError(f"cannot open the journal {self.path}: {exc}") from exc
+
+    def close(self) -> None:
+        """Close the SQLite connection and release the file lock (data is already durable)."""
+        self._db.close()
+        if self._unlock is not None:
+            self._unlock()  # runs os.close once, however often close() is called
+
+    # -- writes -------------------------------------------------------------------------
+    def record(
+        self,
+        turn: Turn,
+        vector: np.ndarray,
+        *,
+        judge: str | None,
+        closed: Sequence[Episode],
+        checkpoint: SessionCheckpoint | None,
+    ) -> None:
+        """Commit one accepted ``turn`` (id set), the episodes it closed, the new checkpoint."""
+        with self._transaction(f"recording turn {turn.id!r}"):
+            self._close(closed)
+            self._db.execute(
+                "INSERT INTO turns (user, session, turn_id, turn, vector, judge)"
+                " VALUES (?, ?, ?, ?, ?, ?)",
+                (
+                    turn.user,
+                    turn.session,
+                    turn.id,
+                    json.dumps(turn.to_dict(), ensure_ascii=False),
+                    _pack(vector),
+                    judge,
+                ),
+            )
+            self._db.execute(
+                "INSERT OR IGNORE INTO seen VALUES (?, ?, ?)", (turn.user, turn.session, turn.id)
+            )
+            if checkpoint is not None:
+                self._db.execute(
+                    "INSERT INTO sessions VALUES (?, ?, ?, ?) ON CONFLICT (user, session) DO"
+                    " UPDATE SET last_ts = excluded.last_ts, checkpoint = excluded.checkpoint",
+                    (turn.user, turn.session, turn.ts, checkpoint.to_json()),
+                )
+            else:
+                self._db.execute(
+                    "UPDATE sessions SET last_ts = ? WHERE user = ? AND session = ?",
+                    (turn.ts, turn.user, turn.session),
+                )
+
+    def close_episodes(
+        self,
+        closed: Sequence[Episode],
+        checkpoints: Sequence[SessionCheckpoint] = (),
+        *,
+        journaled: bool = True,
+    ) -> None:
+        """Commit episodes closed without a new turn (flush, batch) to the outbox.
+
+        ``journaled=False`` for episodes whose turns never went through the
+        journal (batch ``store_episodes``): their turn ids are not looked up.
+        """
+        with self._transaction("recording closed episodes"):
+            self._close(closed, mark_turns=journaled)
+            for cp in checkpoints:
+                self._db.execute(
+                    "UPDATE sessions SET checkpoint = ? WHERE user = ? AND session = ?",
+                    (cp.to_json(), cp.user, cp.session),
+                )
+
+    def confirm(self, episode_id: str) -> None:
+        """The episode is in the store: drop it from the outbox, and its turns."""
+        with self._transaction(f"confirming episode {episode_id}"):
+            self._db.execute("DELETE FROM turns WHERE episode = ?", (episode_id,))
+            self._db.execute("DELETE FROM outbox WHERE episode = ?", (episode_id,))
+
+    # -- reads --------------------------------------------------------------------------
+    def sessions(self, only: tuple[str, str] | None = None) -> list[JournaledSession]:
+        """Every journaled session (or ``only`` this one) with its open turns, in order."""
+        with self._reading("listing sessions"):
+            sql = "SELECT user, session, last_ts, checkpoint FROM sessions"
+            rows = (
+                self._db.execute(sql + " WHERE user = ? AND session = ?", only).fetchall()
+                if only
+                else self._db.execute(sql + " ORDER BY rowid").fetchall()
+            )
+            out = []
+            for user, session, last_ts, checkpoint in rows:
+                turns = tuple(
+                    (Turn.from_dict(json.loads(raw)), _unpack(vec), judge)
+                    for raw, vec, judge in self._db.execute(
+                        "SELECT turn, vector, judge FROM turns WHERE user = ? AND session = ?"
+                        " AND episode IS NULL ORDER BY n",
+                        (user, session),
+                    )
+                )
+                seen = frozenset(
+                    r[0]
+                    for r in self._db.execute(
+                        "SELECT turn_id FROM seen WHERE user = ? AND session = ?", (user, session)
+                    )
+                )
+                out.append(
+                    JournaledSession(
+                        user, session, SessionCheckpoint.from_json(checkpoint), last_ts, turns, seen
+                    )
+                )
+            return out
+
+    def pending(self) -> list[Episode]:
+        """Closed episodes not yet confirmed in the store, oldest first."""
+        with self._reading("reading the outbox"):
+            rows = self._db.execute(
+                "SELECT episode, document, metadata, vector FROM outbox ORDER BY n"
+            ).fetchall()
+            try:
+                return [
+                    decode(eid, doc, json.loads(meta), _unpack(vec)) for eid, doc, meta, vec in rows
+                ]
+            except StoreError as exc:
+                raise JournalError(f"unreadable outbox record: {exc}") from exc
+
+    def counts(self) -> dict[str, int]:
+        """Rows per table (open turns counted separately from pending ones)."""
+        with self._reading("counting"):
+            one = self._db.execute
+            return {
+                "sessions": one("SELECT count(*) FROM sessions").fetchone()[0],
+                "open_turns": one("SELECT count(*) FROM turns WHERE episode IS NULL").fetchone()[0],
+                "pending_turns": one(
+                    "SELECT count(*) FROM turns WHERE episode IS NOT NULL"
+                ).fetchone()[0],
+                "seen": one("SELECT count(*) FROM seen").fetchone()[0],
+                "outbox": one("SELECT count(*) FROM outbox").fetchone()[0],
+            }
+
+    # -- internals ----------------------------------------------------------------------
+    def _close(self, closed: Sequence[Episode], *, mark_turns: bool = True) -> None:
+        for ep in closed:
+            rec = encode(ep, tenant=ep.user)
+            self._db.executemany(
+                "UPDATE turns SET episode = ? WHERE user = ? AND session = ? AND turn_id = ?"
+                " AND episode IS NULL",
+                [(ep.id, ep.user, ep.session, tid) for tid in ep.turn_ids] if mark_turns else [],
+            )
+            self._db.execute(
+                "INSERT OR REPLACE INTO outbox (episode, user, document, metadata, vector)"
+                " VALUES (?, ?, ?, ?, ?)",
+                (
+                    ep.id,
+                    ep.user,
+                    rec.document,
+                    json.dumps(rec.metadata, ensure_ascii=False),
+                    _pack(rec.embedding),
+                ),
+            )
+
+    @contextmanager
+    def _transaction(self, what: str) -> Iterator[None]:
+        try:
+            self._db.execute("BEGIN IMMEDIATE")
+        except sqlite3.Error as exc:
+            raise JournalError(f"journal {self.path}: cannot begin {what}: {exc}") from exc
+        try:
+            yield
+            self._db.execute("COMMIT")
+        except (sqlite3.Error, StoreError) as exc:
+            try:
+                if self._db.in_transaction:
+                    self._db.execute("ROLLBACK")
+            except sqlite3.Error as again:
+                raise JournalError(
+                    f"journal {self.path}: {what} failed: {exc}; rollback failed too: {again}"
+                ) from exc
+            raise JournalError(f"journal {self.path}: {what} failed: {exc}") from exc
+
+    @contextmanager
+    def _reading(self, what: str) -> Iterator[None]:
+        try:
+            yield
+        except (sqlite3.Error, ValueError, KeyError) as exc:
+            raise JournalError(f"journal {self.path}: {what} failed: {exc}") from exc
+
+
+def _pack(vector: np.ndarray) -> bytes:
+    buf = io.BytesIO()
+    np.save(buf, np.asarray(vector), allow_pickle=False)
+    return buf.getvalue()
+
+
+def _unpack(blob: bytes) -> np.ndarray:
+    return np.asarray(np.load(io.BytesIO(blob), allow_pickle=False))

@@ -1,0 +1,191 @@
+"""The ``episeg`` command line.
+
+Exit codes: 0 ok, 2 bad input or configuration (any :class:`EpisegError`),
+3 store unreachable (:class:`StoreUnavailableError`).
+
+>>> main(["--help"])  # doctest: +ELLIPSIS
+Traceback (most recent call last):
+...
+SystemExit: 0
+"""
+
+from __future__ import annotations
+
+import argparse
+import logging
+import sys
+from collections.abc import Sequence
+
+from episeg.errors import EpisegError, StoreUnavailableError
+
+__all__ = ["EXIT_BAD_INPUT", "EXIT_STORE_DOWN", "main"]
+
+EXIT_BAD_INPUT = 2
+EXIT_STORE_DOWN = 3
+_DELEGATES = ("eval", "bench")
+
+_EXAMPLES = """\
+examples:
+  episeg demo
+  episeg ingest chat.jsonl --user alice            # stream a transcript into alice's memory
+  cat chat.jsonl | episeg ingest - --assign-ts     # from stdin, timestamps 0, 1, 2, ...
+  episeg episodes --user alice --json
+  episeg recall --user alice "how did we fix the 401?" --k 3
+  episeg maintain --user alice --archive
+  episeg report chat.jsonl -o report.html          # HTML timeline of the segmentation
+  episeg serve --keys-file keys.json --port 8080   # HTTP API, bearer key per tenant
+  episeg mcp --user alice                          # MCP stdio server for Claude Desktop/Code
+  episeg calibration --user alice
+  episeg ingest chat.jsonl --chroma-url http://127.0.0.1:8000   # a `chroma run` server
+"""
+
+
+def _common() -> argparse.ArgumentParser:
+    common = argparse.ArgumentParser(add_help=False)
+    common.add_argument("--path", default=".episeg", help="store folder (default: .episeg)")
+    common.add_argument(
+        "--chroma-url",
+        metavar="URL",
+        help="http://host:port of a `chroma run` server instead of --path",
+    )
+    common.add_argument("--json", action="store_true", help="machine-readable JSON on stdout")
+    common.add_argument(
+        "-v",
+        "--verbose",
+        action="count",
+        default=argparse.SUPPRESS,
+        help="log more (-v info, -vv debug)",
+    )
+    return common
+
+
+def _user(p: argparse.ArgumentParser) -> None:
+    p.add_argument("--user", default="default", help="tenant (default: 'default')")
+
+
+def _build_parser() -> argparse.ArgumentParser:
+    parser = argparse.ArgumentParser(
+        prog="episeg",
+        description="Episodic memory for AI agents: segment, score, store, recall.",
+        epilog=_EXAMPLES,
+        formatter_class=argparse.RawDescriptionHelpFormatter,
+    )
+    parser.add_argument(
+        "-v", "--verbose", action="count", default=0, help="log more (-v info, -vv debug)"
+    )
+    sub = parser.add_subparsers(dest="command", required=True)
+    demo = sub.add_parser("demo", help="run the offline pipeline on the bundled conversation")
+    demo.add_argument("--path", help="store folder (default: a new temporary folder)")
+    c = [_common()]
+
+    p = sub.add_parser("ingest", parents=c, help="stream a JSONL transcript into memory")
+    p.add_argument("file", help="JSONL transcript, or - for stdin")
+    p.add_argument("--user", help="user (tenant) for turns that lack one")
+    p.add_argument("--session", help="session for turns that lack one")
+    p.add_argument(
+        "--assign-ts", action="store_true", help="give turns without ts the previous ts + 1"
+    )
+    p.add_argument(
+        "--no-flush",
+        action="store_true",
+        help="leave the last episode of each session open (not stored)",
+    )
+    p.add_argument(
+        "--progress-every",
+        type=int,
+        default=1000,
+        metavar="N",
+        help="progress on stderr: a bar on a terminal, else a line every N turns "
+        "(0: none; default 1000)",
+    )
+
+    p = sub.add_parser("episodes", parents=c, help="list a tenant's stored episodes")
+    _user(p)
+    p.add_argument("--limit", type=int, default=100)
+    p.add_argument("--offset", type=int, default=0)
+    p.add_argument("--archived", action="store_true", help="include archived episodes")
+    p.add_argument("--turns", action="store_true", help="print each episode's turns")
+
+    p = sub.add_parser("recall", parents=c, help="recall a tenant's episodes for a query")
+    _user(p)
+    p.add_argument("query")
+    p.add_argument("--k", type=int, default=5)
+
+    p = sub.add_parser("maintain", parents=c, help="decay never-recalled episodes")
+    _user(p)
+    p.add_argument("--archive", action="store_true", help="archive faded episodes")
+
+    p = sub.add_parser("calibration", parents=c, help="salience histogram of a tenant")
+    _user(p)
+
+    p = sub.add_parser("report", parents=c, help="HTML timeline of a transcript's segmentation")
+    p.add_argument("file", help="JSONL transcript, or - for stdin")
+    p.add_argument("-o", "--output", default="report.html", help="HTML file to write")
+    p.add_argument("--user", help="user for turns that lack one")
+    p.add_argument("--session", help="session for turns that lack one")
+    p.add_argument("--assign-ts", action="store_true")
+    p.add_argument("--title", default=None)
+
+    p = sub.add_parser("serve", parents=c, help="HTTP service (FastAPI + uvicorn)")
+    p.add_argument("--host", default="127.0.0.1")
+    p.add_argument("--port", type=int, default=8080)
+    p.add_argument("--keys-file", help="JSON {key: tenant}; default $EPISEG_KEYS_FILE")
+    p.add_argument(
+        "--max-body",
+        type=int,
+        default=1 << 20,
+        metavar="BYTES",
+        help="largest request body accepted (default 1 MiB; larger gets 413)",
+    )
+
+    p = sub.add_parser("mcp", parents=c, help="MCP stdio server bound to one user")
+    p.add_argument("--user", required=True, help="the one tenant this server reads and writes")
+
+    for name, what in (("eval", "episeg.evaluation"), ("bench", "episeg.benchmarks")):
+        p = sub.add_parser(
+            name, help=f"delegate to {what} (arguments pass through)", add_help=False
+        )
+        p.set_defaults(rest=[])
+    return parser
+
+
+def _parse(argv: list[str]) -> argparse.Namespace:
+    # eval/bench hand every later argument (options included) to the delegate.
+    for index, token in enumerate(argv):
+        if token in _DELEGATES:
+            head = _build_parser().parse_args([*argv[:index], token])
+            head.rest = argv[index + 1 :]
+            return head
+        if not token.startswith("-"):
+            break
+    return _build_parser().parse_args(argv)
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    """Entry point; returns the process exit code."""
+    argv = list(sys.argv[1:] if argv is None else argv)
+    args = _parse(argv)
+    level = {0: logging.WARNING, 1: logging.INFO}.get(args.verbose, logging.DEBUG)
+    logging.basicConfig(level=level, format="%(levelname)s %(name)s: %(message)s")
+    try:
+        if args.command == "demo":
+            from episeg.interfaces.demo import run_demo
+
+            run_demo(sys.stdout, path=args.path)
+            return 0
+        from episeg.interfaces.cli_commands import COMMANDS
+
+        return COMMANDS[args.command](args)
+    except StoreUnavailableError as exc:
+        print(f"episeg: store unreachable: {exc}", file=sys.stderr)
+        return EXIT_STORE_DOWN
+    except EpisegError as exc:
+        print(f"episeg: error: {exc}", file=sys.stderr)
+        return EXIT_BAD_INPUT
+    except OSError as exc:  # a missing transcript file, an unwritable output
+        print(f"episeg: error: {exc}", file=sys.stderr)
+        return EXIT_BAD_INPUT
+
+
+if __name__ == "__main__":  # pragma: no cover
+    sys.exit(main())

@@ -1,0 +1,254 @@
+"""The ``episeg`` subcommands: thin adapters from parsed arguments to :class:`Memory`.
+
+Each command takes the ``argparse.Namespace`` built by :mod:`episeg.interfaces.cli` and
+returns an exit code; errors propagate as :class:`EpisegError` for ``main``
+to map to exit codes.
+
+>>> sorted(COMMANDS)[:4]
+['bench', 'calibration', 'episodes', 'eval']
+"""
+
+from __future__ import annotations
+
+import argparse
+import importlib
+import json
+import os
+import sys
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
+from datetime import UTC, datetime
+from typing import IO, Any
+
+from episeg.errors import ConfigError, EpisegError
+from episeg.interfaces.progress import IngestProgress
+from episeg.interfaces.runtime import all_episodes, open_memory
+from episeg.interfaces.transcript import iter_turns
+from episeg.interfaces.views import boundary_reasons, episode_view, salience_text, scored_view
+from episeg.memory import Memory
+from episeg.types import Episode, Turn
+
+__all__ = ["COMMANDS"]
+
+
+def _memory(args: argparse.Namespace) -> Memory:
+    return open_memory(args.path, chroma_url=args.chroma_url)
+
+
+def _emit(args: argparse.Namespace, data: Any, text: str) -> None:
+    if args.json:
+        json.dump(data, sys.stdout, ensure_ascii=False, indent=2)
+        sys.stdout.write("\n")
+    else:
+        sys.stdout.write(text + ("\n" if text and not text.endswith("\n") else ""))
+
+
+@contextmanager
+def _source(name: str) -> Iterator[IO[bytes]]:
+    if name == "-":
+        yield sys.stdin.buffer
+    else:
+        with open(name, "rb") as handle:
+            yield handle
+
+
+def _size(handle: IO[bytes]) -> int | None:
+    """Bytes in a regular file (for the progress bar); ``None`` for pipes and streams."""
+    try:
+        return os.fstat(handle.fileno()).st_size if handle.seekable() else None
+    except (OSError, ValueError):  # io.UnsupportedOperation is both
+        return None
+
+
+def _turns(args: argparse.Namespace, handle: IO[bytes]) -> Iterator[Turn]:
+    return iter_turns(handle, user=args.user, session=args.session, assign_ts=args.assign_ts)
+
+
+def _when(ts: float) -> str:
+    try:
+        return datetime.fromtimestamp(ts, UTC).strftime("%Y-%m-%d %H:%M:%S")
+    except (OverflowError, OSError, ValueError):
+        return f"{ts:g}"
+
+
+def cmd_ingest(args: argparse.Namespace) -> int:
+    """Stream turns through ``Memory.observe``; flush at the end unless ``--no-flush``."""
+    if args.progress_every < 0:
+        raise ConfigError(f"--progress-every must be >= 0, got {args.progress_every}")
+    memory = _memory(args)
+    count, stored, users = 0, [], set()
+    with _source(args.file) as handle:
+        size = _size(handle)
+        progress = IngestProgress(sys.stderr, every=args.progress_every, total_bytes=size)
+        for turn in _turns(args, handle):
+            stored.extend(memory.observe(turn))
+            users.add(turn.user)
+            count += 1
+            progress.update(
+                turns=count,
+                episodes=len(stored),
+                bytes_read=handle.tell() if size is not None else None,
+            )
+        progress.finish(turns=count, episodes=len(stored))
+    flushed = [] if args.no_flush else memory.flush()
+    stored.extend(flushed)
+    stats = memory.segmenter.stats
+    data = {
+        "turns": count,
+        "duplicates": stats["duplicates"],
+        "episodes": len(stored),
+        "flushed": len(flushed),
+        "users": sorted(users),
+        "episode_ids": [e.id for e in stored],
+    }
+    text = (
+        f"ingested {count} turns ({stats['duplicates']} duplicates skipped) -> "
+        f"{len(stored)} episodes stored for {', '.join(sorted(users)) or 'nobody'}"
+        + ("" if not args.no_flush else "; open episodes left unflushed")
+    )
+    _emit(args, data, text)
+    return 0
+
+
+def _episode_lines(number: int, ep: Episode, *, turns: bool) -> list[str]:
+    kind = f"sub-episode of {ep.parent_id[:8]}" if ep.parent_id else "episode"
+    first, last = (ep.turns[0].id, ep.turns[-1].id) if ep.turns else ("?", "?")
+    lines = [
+        f"[{number}] {ep.id[:8]}  {kind}  session {ep.session}  turns {first}..{last} "
+        f"({len(ep.turns)})  {_when(ep.opened_at)}  salience {salience_text(ep.salience)}"
+        + (f"  recalled {ep.recall_count}x" if ep.recall_count else "")
+        + ("  [archived]" if ep.archived else ""),
+        f"    summary  : {ep.summary}",
+        f"    opened by: {'; '.join(boundary_reasons(ep)) or 'start of the session'}",
+    ]
+    if turns:
+        lines += [f"      {t.actor.value}: {t.text}" for t in ep.turns]
+    return lines
+
+
+def cmd_episodes(args: argparse.Namespace) -> int:
+    """List a tenant's episodes (sorted by session, then time)."""
+    if args.limit < 1 or args.offset < 0:
+        raise ConfigError(f"need --limit >= 1 and --offset >= 0, got {args.limit}, {args.offset}")
+    memory = _memory(args)
+    page = memory.episodes(
+        args.user, limit=args.limit, offset=args.offset, include_archived=args.archived
+    )
+    page.sort(key=lambda e: (e.session, e.opened_at, e.closed_at))
+    lines = [f"{len(page)} episodes of {args.user!r}"]
+    for number, ep in enumerate(page, start=args.offset + 1):
+        lines += _episode_lines(number, ep, turns=args.turns)
+    _emit(args, [episode_view(e, with_turns=args.turns) for e in page], "\n".join(lines))
+    return 0
+
+
+def cmd_recall(args: argparse.Namespace) -> int:
+    """Recall with each weighted rerank term (this reinforces what is returned)."""
+    if args.k < 1:
+        raise ConfigError(f"--k must be >= 1, got {args.k}")
+    hits = _memory(args).recall(args.user, args.query, k=args.k)
+    lines = [f"recall({args.user!r}, {args.query!r}): {len(hits)} episodes"]
+    for rank, hit in enumerate(hits, start=1):
+        ep = hit.episode
+        lines.append(
+            f"{rank}. score {hit.score:.3f} = recency {hit.recency:.3f} + importance "
+            f"{hit.importance:.3f}{' (imputed)' if hit.importance_imputed else ''} + "
+            f"similarity {hit.similarity:.3f} (cosine {hit.raw_similarity:.3f})"
+        )
+        lines.append(
+            f"   {ep.id[:8]} salience {salience_text(ep.salience)}, recalled "
+            f"{ep.recall_count}x: {ep.summary}"
+        )
+    _emit(args, [scored_view(h) for h in hits], "\n".join(lines))
+    return 0
+
+
+def cmd_maintain(args: argparse.Namespace) -> int:
+    """Decay never-recalled episodes; ``--archive`` hides faded ones from recall."""
+    import dataclasses
+
+    report = _memory(args).maintain(args.user, archive=args.archive)
+    data = dataclasses.asdict(report)
+    text = f"maintenance of {args.user!r}: " + ", ".join(
+        f"{k} {v:.3f}" if isinstance(v, float) else f"{k} {v}" for k, v in data.items()
+    )
+    _emit(args, data, text)
+    return 0
+
+
+def cmd_calibration(args: argparse.Namespace) -> int:
+    """Salience histogram over all of a tenant's episodes (archived included)."""
+    try:
+        from episeg.salience.calibration import calibration_report
+    except ImportError as exc:
+        raise ConfigError(f"salience calibration is not available: {exc}") from None
+    memory = _memory(args)
+    eps = list(all_episodes(memory, args.user, include_archived=True))
+    report = calibration_report(e.salience for e in eps if e.salience is not None)
+    _emit(args, report.to_dict(), report.render())
+    return 0
+
+
+def cmd_report(args: argparse.Namespace) -> int:
+    """Write the HTML timeline of a transcript's segmentation."""
+    from episeg.interfaces.report import write_report
+
+    with _source(args.file) as handle:
+        turns = list(_turns(args, handle))
+    summary = write_report(turns, args.output, title=args.title)
+    text = (
+        f"wrote {args.output}: {summary['turns']} turns, {summary['episodes']} episodes "
+        f"in {summary['sessions']} session(s)"
+    )
+    _emit(args, {"output": args.output, **summary}, text)
+    return 0
+
+
+def cmd_serve(args: argparse.Namespace) -> int:
+    """Run the HTTP service until interrupted."""
+    from episeg.interfaces.service import KeyRing, serve
+
+    keys_file = args.keys_file or os.environ.get("EPISEG_KEYS_FILE")
+    if not keys_file:
+        raise ConfigError("serve needs --keys-file or EPISEG_KEYS_FILE (JSON {key: tenant})")
+    keys = KeyRing.from_file(keys_file)
+    serve(_memory(args), keys, host=args.host, port=args.port, max_body_bytes=args.max_body)
+    return 0
+
+
+def cmd_mcp(args: argparse.Namespace) -> int:
+    """Run the MCP stdio server bound to ``--user``."""
+    from episeg.interfaces.mcp_server import run_stdio
+
+    run_stdio(_memory(args), args.user)
+    return 0
+
+
+def _delegate(module_name: str) -> Callable[[argparse.Namespace], int]:
+    def run(args: argparse.Namespace) -> int:
+        """Import ``module_name`` lazily and call its ``main(argv)``."""
+        try:
+            module = importlib.import_module(module_name)
+        except ImportError as exc:
+            raise EpisegError(f"{module_name} is not installed ({exc})") from None
+        entry = getattr(module, "main", None)
+        if not callable(entry):
+            raise EpisegError(f"{module_name} has no main(argv) entry point yet")
+        rest = list(args.rest[1:] if args.rest[:1] == ["--"] else args.rest)
+        return int(entry(rest) or 0)
+
+    return run
+
+
+COMMANDS: dict[str, Callable[[argparse.Namespace], int]] = {
+    "bench": _delegate("episeg.benchmarks"),
+    "calibration": cmd_calibration,
+    "episodes": cmd_episodes,
+    "eval": _delegate("episeg.evaluation"),
+    "ingest": cmd_ingest,
+    "maintain": cmd_maintain,
+    "mcp": cmd_mcp,
+    "recall": cmd_recall,
+    "report": cmd_report,
+    "serve": cmd_serve,
+}

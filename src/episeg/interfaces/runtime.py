@@ -1,0 +1,112 @@
+"""Wiring shared by the interfaces (CLI, HTTP service, MCP server): build a :class:`Memory`.
+
+The interfaces hold no segmentation or recall logic; they only choose the
+store (embedded folder or a ``chroma run`` server) and hand turns to
+:class:`~episeg.memory.Memory`.
+
+>>> parse_chroma_url("http://127.0.0.1:8123")
+('127.0.0.1', 8123, False)
+>>> parse_chroma_url("https://chroma.internal")
+('chroma.internal', 443, True)
+>>> parse_chroma_url("ftp://x")
+Traceback (most recent call last):
+...
+episeg.errors.ConfigError: --chroma-url must look like http://host:port, got 'ftp://x'
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from functools import lru_cache
+from pathlib import Path
+from urllib.parse import urlsplit
+
+from episeg.config import EpisegConfig
+from episeg.errors import ConfigError
+from episeg.memory import Memory
+from episeg.store import ChromaBackend
+from episeg.types import Episode
+from episeg.typing import Embedder
+
+__all__ = ["all_episodes", "default_embedder", "open_backend", "open_memory", "parse_chroma_url"]
+
+_PAGE = 500
+
+
+@lru_cache(maxsize=2)
+def default_embedder(batch_size: int = 32) -> Embedder:
+    """The bundled MiniLM, loaded once per process (it takes seconds on a busy machine)."""
+    from episeg.embedders import MiniLMEmbedder
+
+    return MiniLMEmbedder.default(batch_size=batch_size)
+
+
+def parse_chroma_url(url: str) -> tuple[str, int, bool]:
+    """``(host, port, ssl)`` from ``http[s]://host[:port]`` (port 8000 / 443 by default)."""
+    try:
+        parts = urlsplit(url)
+        port = parts.port
+    except ValueError:
+        parts, port = None, None
+    if parts is None or parts.scheme not in ("http", "https") or not parts.hostname:
+        raise ConfigError(f"--chroma-url must look like http://host:port, got {url!r}")
+    ssl = parts.scheme == "https"
+    return parts.hostname, port or (443 if ssl else 8000), ssl
+
+
+def open_backend(path: str | Path, chroma_url: str | None) -> ChromaBackend:
+    """An HTTP backend for ``chroma_url``, else an embedded store under ``path/chroma``.
+
+    Raises
+    ------
+    StoreUnavailableError
+        When the ``chroma run`` server does not answer.
+    """
+    if chroma_url:
+        host, port, ssl = parse_chroma_url(chroma_url)
+        backend = ChromaBackend.http(host, port, ssl=ssl)
+        backend.heartbeat()
+        return backend
+    folder = Path(path)
+    folder.mkdir(parents=True, exist_ok=True)
+    return ChromaBackend.persistent(folder / "chroma")
+
+
+def open_memory(
+    path: str | Path = ".episeg",
+    *,
+    chroma_url: str | None = None,
+    embedder: Embedder | None = None,
+    config: EpisegConfig | None = None,
+) -> Memory:
+    """A :class:`Memory` with the offline judge and anchored salience scorer.
+
+    The scorer is built here (``anchors=config.salience_domain``) rather than
+    through ``Memory``'s ``DEFAULT`` so the interfaces depend only on the
+    scorer's public constructor.
+    """
+    config = config or EpisegConfig()
+    embedder = embedder or default_embedder(config.embed_batch_size)
+    from episeg.judges.local import LocalJudge
+    from episeg.salience import AnchoredOfflineScorer
+
+    scorer = AnchoredOfflineScorer(embedder, anchors=config.salience_domain)
+    return Memory(
+        path=path,
+        config=config,
+        embedder=embedder,
+        judge=LocalJudge(embedder),
+        scorer=scorer,
+        backend=open_backend(path, chroma_url),
+    )
+
+
+def all_episodes(memory: Memory, user: str, *, include_archived: bool = False) -> Iterator[Episode]:
+    """Every stored episode of ``user``, page by page."""
+    offset = 0
+    while True:
+        page = memory.episodes(user, limit=_PAGE, offset=offset, include_archived=include_archived)
+        yield from page
+        if len(page) < _PAGE:
+            return
+        offset += len(page)

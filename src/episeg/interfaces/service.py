@@ -1,0 +1,280 @@
+"""The HTTP service: FastAPI over one :class:`Memory`, a bearer key per tenant.
+
+The tenant of every request comes **only** from its API key; no endpoint takes
+a tenant parameter, and a turn whose ``user`` names another tenant is refused
+(403). Bodies over ``max_body_bytes`` get 413, malformed ones 422, an
+unreachable store 503. Run it with one worker (``Memory`` serialises writes
+with its own lock): ``episeg serve --keys-file keys.json``.
+
+>>> import tempfile
+>>> from fastapi.testclient import TestClient
+>>> from episeg.memory import Memory
+>>> from episeg.testing import HashingEmbedder
+>>> mem = Memory(path=tempfile.mkdtemp(), embedder=HashingEmbedder(), judge=None, scorer=None)
+>>> app = create_app(mem, {"alice-key-0123456789": "alice"})
+>>> TestClient(app).get("/v1/episodes").status_code
+401
+"""
+
+# No `from __future__ import annotations`: FastAPI reads the (local) annotations at runtime.
+import time
+from collections.abc import Mapping
+from typing import Annotated, Any, Literal
+
+from fastapi import Depends, FastAPI, HTTPException, Query, Request, Security
+from fastapi.responses import JSONResponse
+from fastapi.security import HTTPAuthorizationCredentials, HTTPBearer
+from pydantic import BaseModel, ConfigDict, Field
+
+from episeg.errors import (
+    BackendUnavailableError,
+    EpisegError,
+    TenantError,
+    TurnValidationError,
+)
+from episeg.interfaces.service_auth import BodyLimit, KeyRing
+from episeg.interfaces.views import episode_view, scored_view
+from episeg.memory import Memory
+from episeg.types import Actor, Episode, Turn, TurnType
+
+__all__ = ["DEFAULT_MAX_BODY", "KeyRing", "create_app", "serve"]
+
+DEFAULT_MAX_BODY = 1 << 20
+MAX_BATCH = 1000
+_Name = Annotated[str, Field(min_length=1, max_length=256)]
+
+
+class TurnIn(BaseModel):
+    """One turn. ``user`` may be omitted (it is the key's tenant); ``ts`` defaults to now."""
+
+    model_config = ConfigDict(extra="forbid")
+    actor: Literal["user", "assistant", "tool", "system"]
+    text: str
+    ts: Annotated[float, Field(allow_inf_nan=False)] | None = None
+    type: (
+        Literal[
+            "user-question",
+            "user-correction",
+            "assistant-answer",
+            "tool-call",
+            "tool-error",
+            "tool-success",
+            "system-event",
+        ]
+        | None
+    ) = None
+    id: _Name | None = None
+    user: _Name | None = None
+    session: _Name = "default"
+
+
+class FlushIn(BaseModel):
+    model_config = ConfigDict(extra="forbid")
+    session: _Name | None = None
+
+
+class RecallIn(BaseModel):
+    model_config = ConfigDict(extra="forbid")
+    query: Annotated[str, Field(min_length=1, max_length=10_000)]
+    k: Annotated[int, Field(ge=1, le=50)] = 5
+
+
+class SalienceOut(BaseModel):
+    score: int | None
+    normalized: float | None
+    scorer: str
+    reason: str
+
+
+class VerdictOut(BaseModel):
+    signal: str
+    decision: str
+    score: float
+    reason: str
+    authoritative: bool
+
+
+class TurnOut(BaseModel):
+    actor: str
+    text: str
+    ts: float
+    type: str | None = None
+    id: str | None = None
+    user: str
+    session: str
+
+
+class EpisodeOut(BaseModel):
+    id: str
+    user: str
+    session: str
+    summary: str
+    opened_at: float
+    closed_at: float
+    turn_count: int
+    first_turn_id: str | None
+    last_turn_id: str | None
+    salience: SalienceOut | None
+    parent_id: str | None
+    boundary_reasons: list[str]
+    boundary_verdicts: list[VerdictOut]
+    recall_count: int
+    last_accessed: float | None
+    strength: float
+    archived: bool
+    turns: list[TurnOut]
+
+
+class ClosedOut(BaseModel):
+    accepted: int
+    closed: list[EpisodeOut]
+
+
+class EpisodesOut(BaseModel):
+    episodes: list[EpisodeOut]
+
+
+class RecallHitOut(BaseModel):
+    score: float
+    recency: float
+    importance: float
+    similarity: float
+    raw_similarity: float
+    importance_imputed: bool
+    episode: EpisodeOut
+
+
+class RecallOut(BaseModel):
+    results: list[RecallHitOut]
+
+
+class ErrorOut(BaseModel):
+    detail: str
+
+
+_ERRORS: dict[int | str, dict[str, Any]] = {
+    code: {"model": ErrorOut, "description": what}
+    for code, what in (
+        (401, "missing or unknown API key"),
+        (403, "turn names another tenant"),
+        (413, "request body too large"),
+        (503, "episode store unreachable"),
+    )
+}
+
+
+def _closed(episodes: list[Episode], accepted: int) -> ClosedOut:
+    return ClosedOut(
+        accepted=accepted, closed=[EpisodeOut.model_validate(episode_view(e)) for e in episodes]
+    )
+
+
+def create_app(
+    memory: Memory, keys: KeyRing | Mapping[str, str], *, max_body_bytes: int = DEFAULT_MAX_BODY
+) -> FastAPI:
+    """The FastAPI app serving ``memory`` to the tenants of ``keys``."""
+    ring = keys if isinstance(keys, KeyRing) else KeyRing(keys)
+    app = FastAPI(title="episeg", version="1", description=__doc__.split("\n\n")[0])
+    app.add_middleware(BodyLimit, max_bytes=max_body_bytes)
+    bearer = HTTPBearer(auto_error=False, description="API key of one tenant")
+
+    def tenant(creds: Annotated[HTTPAuthorizationCredentials | None, Security(bearer)]) -> str:
+        found = ring.tenant_for(creds.credentials) if creds is not None else None
+        if found is None:
+            raise HTTPException(
+                401, "missing or unknown API key", headers={"WWW-Authenticate": "Bearer"}
+            )
+        return found
+
+    Tenant = Annotated[str, Depends(tenant)]
+
+    def to_turn(item: TurnIn, owner: str) -> Turn:
+        if item.user is not None and item.user != owner:
+            raise TenantError("this API key may only write its own tenant's turns")
+        return Turn(
+            actor=Actor.parse(item.actor),
+            text=item.text,
+            ts=time.time() if item.ts is None else item.ts,
+            type=None if item.type is None else TurnType.parse(item.type),
+            id=item.id,
+            user=owner,
+            session=item.session,
+        )
+
+    @app.post("/v1/turns", responses=_ERRORS)
+    def observe(item: TurnIn, owner: Tenant) -> ClosedOut:
+        """Observe one turn; returns the episode(s) it closed, scored and stored."""
+        return _closed(memory.observe(to_turn(item, owner)), 1)
+
+    @app.post("/v1/turns:batch", responses=_ERRORS)
+    def observe_batch(
+        items: Annotated[list[TurnIn], Field(max_length=MAX_BATCH)], owner: Tenant
+    ) -> ClosedOut:
+        """Observe turns in order; all are validated before any is observed."""
+        turns = [to_turn(item, owner) for item in items]
+        return _closed(memory.ingest(turns), len(turns))
+
+    @app.post("/v1/flush", responses=_ERRORS)
+    def flush(owner: Tenant, body: FlushIn | None = None) -> ClosedOut:
+        """Close the tenant's open episodes (one session, or all of its sessions)."""
+        return _closed(memory.flush(owner, body.session if body else None), 0)
+
+    @app.get("/v1/episodes", responses=_ERRORS)
+    def episodes(
+        owner: Tenant,
+        limit: Annotated[int, Query(ge=1, le=1000)] = 100,
+        offset: Annotated[int, Query(ge=0, le=10**9)] = 0,
+        include_archived: bool = False,
+    ) -> EpisodesOut:
+        """The tenant's stored episodes, one page."""
+        page = memory.episodes(owner, limit=limit, offset=offset, include_archived=include_archived)
+        return EpisodesOut(episodes=[EpisodeOut.model_validate(episode_view(e)) for e in page])
+
+    @app.post("/v1/recall", responses=_ERRORS)
+    def recall(body: RecallIn, owner: Tenant) -> RecallOut:
+        """The ``k`` best of the tenant's episodes for ``query`` (reinforces them)."""
+        hits = memory.recall(owner, body.query, k=body.k)
+        return RecallOut(results=[RecallHitOut.model_validate(scored_view(h)) for h in hits])
+
+    @app.get("/v1/healthz", responses={503: _ERRORS[503]})
+    def healthz() -> dict[str, str]:
+        """Liveness and store reachability (no key needed)."""
+        memory.backend.heartbeat()
+        return {"status": "ok"}
+
+    def handler(status: int) -> Any:
+        async def handle(_: Request, exc: Exception) -> JSONResponse:
+            return JSONResponse({"detail": str(exc)}, status_code=status)
+
+        return handle
+
+    async def invalid_turn(_: Request, exc: Exception) -> JSONResponse:
+        # Same shape as FastAPI's own 422 (HTTPValidationError), so clients parse one format.
+        detail = [{"loc": ["body"], "msg": str(exc), "type": "turn_validation"}]
+        return JSONResponse({"detail": detail}, status_code=422)
+
+    app.add_exception_handler(TurnValidationError, invalid_turn)
+    app.add_exception_handler(TenantError, handler(403))
+    app.add_exception_handler(BackendUnavailableError, handler(503))
+    app.add_exception_handler(EpisegError, handler(400))
+    return app
+
+
+def serve(
+    memory: Memory,
+    keys: KeyRing,
+    *,
+    host: str = "127.0.0.1",
+    port: int = 8080,
+    max_body_bytes: int = DEFAULT_MAX_BODY,
+) -> None:
+    """Run the service with uvicorn (one worker) until interrupted."""
+    import uvicorn
+
+    uvicorn.run(
+        create_app(memory, keys, max_body_bytes=max_body_bytes),
+        host=host,
+        port=port,
+        workers=1,
+        log_level="info",
+    )

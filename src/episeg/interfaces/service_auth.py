@@ -1,0 +1,150 @@
+"""Per-tenant bearer API keys and the request-size limit for :mod:`episeg.interfaces.service`.
+
+Keys come from a JSON file ``{"<key>": "<tenant>"}``. Only the SHA-256 of
+each key is kept in memory; a presented key is hashed and compared against
+every stored digest with :func:`hmac.compare_digest` (no early exit), so
+timing reveals neither which key nor how much of one matched.
+
+>>> ring = KeyRing({"k-alice-0123456789": "alice"})
+>>> ring.tenant_for("k-alice-0123456789"), ring.tenant_for("nope")
+('alice', None)
+>>> "k-alice" in repr(ring)
+False
+"""
+
+from __future__ import annotations
+
+import hashlib
+import hmac
+import json
+from collections.abc import Mapping
+from pathlib import Path
+from typing import Any
+
+from starlette.types import ASGIApp, Message, Receive, Scope, Send
+
+from episeg.errors import ConfigError, EpisegError
+from episeg.store.tenants import validate_tenant
+
+__all__ = ["BodyLimit", "KeyRing"]
+
+MIN_KEY_LENGTH = 16
+
+
+def _digest(key: str) -> bytes:
+    return hashlib.sha256(key.encode("utf-8")).digest()
+
+
+class KeyRing:
+    """Maps API keys (held as SHA-256 digests) to tenants.
+
+    Parameters
+    ----------
+    keys
+        ``{key: tenant}``; keys must be at least 16 characters, tenants valid
+        tenant ids (see :func:`episeg.store.tenants.validate_tenant`).
+    """
+
+    def __init__(self, keys: Mapping[str, str]) -> None:
+        entries: list[tuple[bytes, str]] = []
+        for key, tenant in keys.items():
+            if not isinstance(key, str) or len(key) < MIN_KEY_LENGTH:
+                raise ConfigError(f"API keys must be strings of >= {MIN_KEY_LENGTH} characters")
+            if not isinstance(tenant, str):
+                raise ConfigError(f"tenant must be a string, got {type(tenant).__name__}")
+            try:
+                entries.append((_digest(key), validate_tenant(tenant)))
+            except EpisegError as exc:
+                raise ConfigError(f"invalid tenant in keys: {exc}") from None
+        if not entries:
+            raise ConfigError("the keys file holds no keys")
+        self._entries = tuple(entries)
+
+    @classmethod
+    def from_file(cls, path: str | Path) -> KeyRing:
+        """Load ``{key: tenant}`` JSON; ``ConfigError`` naming the file if malformed."""
+        try:
+            data: Any = json.loads(Path(path).read_text(encoding="utf-8"))
+        except (OSError, UnicodeDecodeError, json.JSONDecodeError) as exc:
+            raise ConfigError(f"cannot read keys file {path}: {exc}") from None
+        if not isinstance(data, dict):
+            raise ConfigError(f"keys file {path} must hold a JSON object {{key: tenant}}")
+        return cls(data)
+
+    @property
+    def tenants(self) -> frozenset[str]:
+        return frozenset(tenant for _, tenant in self._entries)
+
+    def tenant_for(self, key: str) -> str | None:
+        """The tenant of ``key``, or ``None``; constant work whatever matches."""
+        presented = _digest(key)
+        found: str | None = None
+        for digest, tenant in self._entries:
+            if hmac.compare_digest(presented, digest):
+                found = tenant
+        return found
+
+    def __repr__(self) -> str:
+        return f"KeyRing({len(self._entries)} keys, {len(self.tenants)} tenants)"
+
+
+class BodyLimit:
+    """ASGI middleware: answer 413 to any request body over ``max_bytes``.
+
+    Checks ``Content-Length`` up front and counts streamed chunks too (a
+    chunked upload cannot slip past); the accepted body is replayed to the app.
+    """
+
+    def __init__(self, app: ASGIApp, *, max_bytes: int) -> None:
+        if max_bytes < 1:
+            raise ConfigError(f"max_bytes must be >= 1, got {max_bytes}")
+        self.app = app
+        self.max_bytes = max_bytes
+
+    async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
+        if scope["type"] != "http":
+            await self.app(scope, receive, send)
+            return
+        declared = dict(scope.get("headers") or []).get(b"content-length")
+        if declared is not None and (not declared.isdigit() or int(declared) > self.max_bytes):
+            await self._reject(send)
+            return
+        chunks: list[bytes] = []
+        size = 0
+        while True:
+            message = await receive()
+            if message["type"] != "http.request":
+                break
+            chunk = message.get("body", b"")
+            size += len(chunk)
+            if size > self.max_bytes:
+                await self._reject(send)
+                return
+            chunks.append(chunk)
+            if not message.get("more_body", False):
+                break
+        replayed = False
+
+        async def replay() -> Message:
+            nonlocal replayed
+            if not replayed:
+                replayed = True
+                return {"type": "http.request", "body": b"".join(chunks), "more_body": False}
+            return await receive()
+
+        await self.app(scope, replay, send)
+
+    async def _reject(self, send: Send) -> None:
+        body = json.dumps({"detail": f"request body over {self.max_bytes} bytes"}).encode()
+        await send(
+            {
+                "type": "http.response.start",
+                "status": 413,
+                "headers": [
+                    (b"content-type", b"application/json"),
+                    (b"content-length", str(len(body)).encode()),
+                    (b"connection", b"close"),
+                ],
+            }
+        )
+        await send({"type": "http.response.body", "body": body})

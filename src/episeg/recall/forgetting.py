@@ -1,0 +1,156 @@
+"""MemoryBank-style forgetting: strength, retention, reinforcement, maintenance.
+
+Rules (times in seconds since the epoch, ``t`` in days since the episode's
+last access, falling back to ``closed_at`` when it was never recalled):
+
+* **Strength** ``S`` (days). A stored episode starts at
+  ``config.strength_initial_days`` (``S0``). Each recall sets
+  ``S = max(S, S0) + config.strength_growth_days``, so after ``n`` recalls
+  ``S = S0 + n * growth``.
+* **Retention** ``R = exp(-t / S)``.
+* **Decay of unused memories** (:func:`maintain`). A never-recalled episode
+  (``recall_count == 0``) has its stored strength set to
+  ``S0 * (1 + exp(-t / S0)) / 2``: it slides from ``S0`` at write time toward
+  ``S0 / 2``, so an unused memory fades up to twice as fast as a fresh one.
+  The rule is a pure function of time, so running :func:`maintain` twice
+  at the same ``now`` changes nothing the second time. The write-time
+  :class:`~episeg.types.Salience` is never touched (it stays auditable);
+  decay acts through retention and archiving only.
+* **Archiving** (``maintain(archive=True)``): episodes with
+  ``R < config.archive_floor`` are marked ``archived`` and leave recall.
+  Nothing is ever deleted.
+
+>>> from episeg.config import EpisegConfig
+>>> from episeg.recall.forgetting import reinforce, retention
+>>> from episeg.types import Episode
+>>> cfg = EpisegConfig()
+>>> ep = Episode(id="e", user="u", session="s", turns=(), summary="",
+...              opened_at=0.0, closed_at=0.0)
+>>> round(retention(ep, config=cfg, now=86400.0), 4)  # 1 day, never recalled
+0.2317
+>>> again = reinforce(ep, config=cfg, now=86400.0)
+>>> again.recall_count, again.strength, again.last_accessed
+(1, 2.0, 86400.0)
+>>> retention(again, config=cfg, now=86400.0)
+1.0
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import math
+from dataclasses import dataclass
+
+from episeg.config import EpisegConfig
+from episeg.types import Episode
+from episeg.typing import EpisodeStore
+
+__all__ = [
+    "MaintenanceReport",
+    "age_days",
+    "decayed_strength",
+    "maintain",
+    "reinforce",
+    "retention",
+]
+
+_DAY = 86400.0
+_PAGE = 500
+
+
+def age_days(episode: Episode, *, now: float) -> float:
+    """Days since the last access (or ``closed_at``); never negative."""
+    ref = episode.last_accessed if episode.last_accessed is not None else episode.closed_at
+    return max(0.0, (now - ref) / _DAY)
+
+
+def decayed_strength(episode: Episode, *, config: EpisegConfig, now: float) -> float:
+    """The strength ``S`` that applies to ``episode`` at ``now`` (see module rules)."""
+    if episode.recall_count > 0:
+        return episode.strength
+    s0 = config.strength_initial_days
+    return s0 * (1.0 + math.exp(-age_days(episode, now=now) / s0)) / 2.0
+
+
+def retention(episode: Episode, *, config: EpisegConfig, now: float) -> float:
+    """MemoryBank retention ``R = exp(-t / S)`` in (0, 1]."""
+    strength = decayed_strength(episode, config=config, now=now)
+    return math.exp(-age_days(episode, now=now) / strength)
+
+
+def reinforce(episode: Episode, *, config: EpisegConfig, now: float) -> Episode:
+    """``episode`` after one recall at ``now``: count + 1, strength grown, access reset."""
+    strength = max(episode.strength, config.strength_initial_days) + config.strength_growth_days
+    return dataclasses.replace(
+        episode, recall_count=episode.recall_count + 1, last_accessed=now, strength=strength
+    )
+
+
+@dataclass(frozen=True, slots=True)
+class MaintenanceReport:
+    """What one :func:`maintain` pass saw and changed.
+
+    ``decayed`` counts never-recalled episodes whose stored strength was
+    lowered; ``below_floor`` those with ``R < archive_floor`` (archived or
+    not); ``archived`` those newly archived by this pass.
+    """
+
+    total: int
+    recalled: int
+    never_recalled: int
+    decayed: int
+    below_floor: int
+    archived: int
+    already_archived: int
+    mean_retention: float
+
+
+def maintain(
+    store: EpisodeStore, config: EpisegConfig, now: float, *, archive: bool = False
+) -> MaintenanceReport:
+    """Decay unused memories of ``store``'s tenant and optionally archive faded ones.
+
+    Reads every episode (archived included) page by page, then writes the
+    changed recall metadata back with ``store.update``.
+    """
+    episodes: list[Episode] = []
+    offset = 0
+    while True:
+        page = store.list(limit=_PAGE, offset=offset, include_archived=True)
+        episodes.extend(page)
+        if len(page) < _PAGE:
+            break
+        offset += _PAGE
+    changed: list[Episode] = []
+    decayed = below = newly = already = 0
+    total_r = 0.0
+    for ep in episodes:
+        r = retention(ep, config=config, now=now)
+        total_r += r
+        new = ep
+        if ep.recall_count == 0:
+            s = decayed_strength(ep, config=config, now=now)
+            if s < ep.strength:
+                new = dataclasses.replace(new, strength=s)
+                decayed += 1
+        if r < config.archive_floor:
+            below += 1
+            if archive and not ep.archived:
+                new = dataclasses.replace(new, archived=True)
+                newly += 1
+        already += int(ep.archived)
+        if new is not ep:
+            changed.append(new)
+    if changed:
+        store.update(changed)
+    recalled = sum(1 for ep in episodes if ep.recall_count > 0)
+    return MaintenanceReport(
+        total=len(episodes),
+        recalled=recalled,
+        never_recalled=len(episodes) - recalled,
+        decayed=decayed,
+        below_floor=below,
+        archived=newly,
+        already_archived=already,
+        mean_retention=total_r / len(episodes) if episodes else 0.0,
+    )

@@ -1,0 +1,158 @@
+"""The combiner: one small policy turning signal verdicts into a decision.
+
+Policy, in order:
+
+1. An *authoritative* verdict that opens an episode (agent marker, a
+   harness-supplied ``system-event``, the window floor) decides at once;
+   ``boundary`` beats ``sub-episode``.
+2. Otherwise the hints are weighed. Evidence is the weighted sum of the
+   scores of hint verdicts voting ``boundary``/``sub-episode``, plus the
+   semantic signal's score even when it voted ``continue`` (a near miss is
+   evidence), minus the weighted score of a structural ``continue`` (a user
+   correction keeps the episode together).
+3. Evidence ``>= boundary_evidence`` opens an episode (a sub-episode when the
+   structural signal asked for one); evidence in ``[ambiguity_floor,
+   boundary_evidence)`` is *ambiguous*: the judge is consulted if gated in.
+   Hints open episodes only before turns of the actors in
+   ``EpisegConfig.hint_actors`` (default user and system): a tool result or
+   an assistant reply answers what came before it, so cutting there is the
+   mid-task split the seed warns about.
+4. A consulted judge decides unless it abstained; then the cheap decision
+   stands and the reason says so.
+
+>>> from episeg.types import Decision, Verdict
+>>> policy = BoundaryPolicy(weights={"semantic": 1.0, "structural": 1.0})
+>>> out = policy.weigh([Verdict("semantic", Decision.CONTINUE, 0.9, "near miss")])
+>>> out.decision.value, out.ambiguous
+('continue', True)
+>>> judge = Verdict("prediction", Decision.BOUNDARY, 1.0, "judge said new")
+>>> policy.resolve(out, judge).decision.value
+'boundary'
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
+
+from episeg.config import EpisegConfig
+from episeg.types import Decision, Verdict
+
+__all__ = ["BoundaryPolicy", "Outcome"]
+
+_CONTINUOUS = frozenset({"semantic"})
+
+
+@dataclass(frozen=True, slots=True)
+class Outcome:
+    """The combiner's answer for one turn."""
+
+    decision: Decision
+    evidence: float
+    ambiguous: bool
+    authoritative: bool
+    reason: str
+    judged: bool = False
+
+    def as_verdict(self) -> Verdict:
+        return Verdict(
+            "combiner", self.decision, self.evidence, self.reason, authoritative=self.authoritative
+        )
+
+
+class BoundaryPolicy:
+    """Weighs verdicts; see the module docstring for the exact policy.
+
+    Parameters
+    ----------
+    weights
+        Weight per hint signal name (missing names weigh 0).
+    boundary_evidence
+        Evidence needed to open an episode.
+    ambiguity_floor
+        Lower edge of the ambiguous band.
+    """
+
+    def __init__(
+        self,
+        *,
+        weights: Mapping[str, float],
+        boundary_evidence: float = 1.0,
+        ambiguity_floor: float = 0.5,
+    ) -> None:
+        if ambiguity_floor > boundary_evidence:
+            raise ValueError("ambiguity_floor must not exceed boundary_evidence")
+        self.weights = dict(weights)
+        self.boundary_evidence = boundary_evidence
+        self.ambiguity_floor = ambiguity_floor
+
+    @classmethod
+    def from_config(cls, config: EpisegConfig) -> BoundaryPolicy:
+        return cls(
+            weights={
+                "semantic": config.semantic_weight,
+                "drift": config.drift_weight,
+                "structural": config.structural_weight,
+            },
+            boundary_evidence=config.boundary_evidence,
+            ambiguity_floor=config.ambiguity_floor,
+        )
+
+    def weigh(self, verdicts: Sequence[Verdict], *, hints_may_open: bool = True) -> Outcome:
+        """Combine cheap verdicts; ``hints_may_open=False`` lets only rulings open."""
+        ruling = [v for v in verdicts if v.authoritative and v.decision.opens_episode]
+        if ruling:
+            decision = (
+                Decision.BOUNDARY
+                if any(v.decision is Decision.BOUNDARY for v in ruling)
+                else Decision.SUB_EPISODE
+            )
+            reason = "; ".join(f"{v.signal}: {v.reason}" for v in ruling)
+            return Outcome(decision, 1.0, False, True, reason)
+        evidence, parts, sub = 0.0, [], False
+        for v in verdicts:
+            weight = self.weights.get(v.signal, 0.0)
+            if weight == 0.0 or v.decision is Decision.ABSTAIN:
+                continue
+            if v.decision.opens_episode or v.signal in _CONTINUOUS:
+                contribution = weight * v.score
+                sub = sub or v.decision is Decision.SUB_EPISODE
+            elif v.decision is Decision.CONTINUE and v.signal == "structural":
+                contribution = -weight * v.score
+            else:
+                continue
+            evidence += contribution
+            parts.append(f"{v.signal} {contribution:+.2f}")
+        reason = f"evidence {evidence:.2f} ({', '.join(parts) or 'no hints'})"
+        if not hints_may_open:
+            return Outcome(
+                Decision.CONTINUE,
+                evidence,
+                False,
+                False,
+                f"{reason}; hints do not open an episode at this actor's turn",
+            )
+        if evidence >= self.boundary_evidence:
+            decision = Decision.SUB_EPISODE if sub else Decision.BOUNDARY
+            return Outcome(decision, evidence, False, False, reason)
+        ambiguous = evidence >= self.ambiguity_floor
+        return Outcome(Decision.CONTINUE, evidence, ambiguous, False, reason)
+
+    def resolve(self, cheap: Outcome, judge: Verdict) -> Outcome:
+        """Let a consulted judge decide; an abstaining judge leaves ``cheap``."""
+        if judge.decision is Decision.ABSTAIN:
+            return Outcome(
+                cheap.decision,
+                cheap.evidence,
+                cheap.ambiguous,
+                False,
+                f"{cheap.reason}; judge abstained ({judge.reason}), cheap signals stand",
+            )
+        return Outcome(
+            judge.decision,
+            cheap.evidence,
+            cheap.ambiguous,
+            False,
+            f"{cheap.reason}; judge: {judge.reason}",
+            judged=True,
+        )

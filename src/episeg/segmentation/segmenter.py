@@ -1,0 +1,363 @@
+"""The streaming and batch segmenter: five layered signals, one combiner.
+
+Per turn, cheapest first: agent marker, structural type, fixed window,
+semantic shift, gradual drift; then the prediction-error judge, only when the
+gate lets it (ambiguous evidence and/or the periodic cadence). Streaming
+(:meth:`Segmenter.observe`) and batch (:meth:`Segmenter.segment`, batched
+embeddings) run the same per-turn step, so they give the same boundaries.
+
+>>> from episeg.testing import HashingEmbedder
+>>> from episeg.types import Turn
+>>> seg = Segmenter(embedder=HashingEmbedder())
+>>> texts = ["auth login returns 401", "Rotate the jwt key. <episode_boundary>",
+...          "how do I deploy prod?", "Edit version.tf, then apply."]
+>>> turns = [Turn(actor="user" if i % 2 == 0 else "assistant", text=t, ts=float(i))
+...          for i, t in enumerate(texts)]
+>>> [len(e.turns) for e in seg.segment(turns)]
+[2, 2]
+"""
+
+from __future__ import annotations
+
+import logging
+from collections.abc import Iterable, Sequence
+
+import numpy as np
+
+from episeg.config import EpisegConfig, JudgeGate
+from episeg.errors import ConfigError
+from episeg.segmentation.checkpoint import SessionCheckpoint
+from episeg.segmentation.episode import OpenEpisode
+from episeg.segmentation.intake import PreparedTurn, SessionIntake
+from episeg.segmentation.policy import BoundaryPolicy, Outcome
+from episeg.segmentation.signals import SemanticShift, infer_turn_type
+from episeg.segmentation.signals.factory import ALL_SIGNALS, build_prediction, build_signals
+from episeg.segmentation.state import SessionState, TurnTrace
+from episeg.types import Decision, Episode, ObservedTurn, Turn, Verdict
+from episeg.typing import Embedder, Judge
+
+__all__ = ["ALL_SIGNALS", "Segmenter", "TurnTrace"]
+
+log = logging.getLogger(__name__)
+
+
+class Segmenter:
+    """Cuts turn streams into episodes, per (user, session).
+
+    Parameters
+    ----------
+    config
+        Tunables; defaults documented on :class:`EpisegConfig`.
+    embedder
+        Any :class:`Embedder`; default the bundled MiniLM (loaded once).
+    judge
+        Prediction-error judge; ``None`` disables signal 3.
+    signals
+        Names to enable, from ``ALL_SIGNALS``; default all that are possible.
+    keep_trace
+        Record a :class:`TurnTrace` per turn in :attr:`trace`.
+    """
+
+    def __init__(
+        self,
+        *,
+        config: EpisegConfig | None = None,
+        embedder: Embedder | None = None,
+        judge: Judge | None = None,
+        signals: Iterable[str] | None = None,
+        keep_trace: bool = False,
+    ) -> None:
+        self.config = config or EpisegConfig()
+        if embedder is None:
+            from episeg.embedders import MiniLMEmbedder
+
+            embedder = MiniLMEmbedder.default(batch_size=self.config.embed_batch_size)
+        self.embedder = embedder
+        self.judge = judge
+        chosen = (
+            frozenset(signals)
+            if signals is not None
+            else (ALL_SIGNALS if judge is not None else ALL_SIGNALS - {"prediction"})
+        )
+        unknown = sorted(chosen - ALL_SIGNALS)
+        if unknown:
+            raise ConfigError(f"unknown signal(s) {unknown}; valid: {sorted(ALL_SIGNALS)}")
+        if "prediction" in chosen and judge is None:
+            raise ConfigError("the 'prediction' signal needs a judge (pass judge=...)")
+        self.signals = chosen
+        self.policy = BoundaryPolicy.from_config(self.config)
+        self.trace: list[TurnTrace] | None = [] if keep_trace else None
+        self._sessions: dict[tuple[str, str], SessionState] = {}
+        self.last_accepted: tuple[Turn, np.ndarray] | None = None
+        """The last turn :meth:`observe` accepted (id assigned) and its embedding."""
+        self._counters = {
+            "turns": 0,
+            "episodes": 0,
+            "embed_calls": 0,
+            "embed_batches": 0,
+            "judge_calls": 0,
+            "judge_failures": 0,
+            "duplicates": 0,
+        }
+
+    # -- public API -------------------------------------------------------------------
+    @property
+    def stats(self) -> dict[str, int]:
+        """Counters: turns, episodes, embed_calls (texts), embed_batches, judge_calls, ..."""
+        return dict(self._counters)
+
+    def observe(self, turn: Turn) -> list[Episode]:
+        """Take one turn; return the episode it closed (0 or 1 of them)."""
+        session = self._session(turn)
+        self.last_accepted = None
+        prepared = session.intake.accept(turn, max_turn_chars=self.config.max_turn_chars)
+        if prepared is None:
+            self._duplicate(turn)
+            return []
+        vector = self._embed([prepared.turn.text])[0]
+        self.last_accepted = (prepared.turn, vector)
+        return self._step(session, prepared, vector)
+
+    def flush(self, user: str | None = None, session: str | None = None) -> list[Episode]:
+        """Close the open episode of every matching (user, session)."""
+        closed = []
+        for (u, s), state in self._sessions.items():
+            wanted = (user is None or u == user) and (session is None or s == session)
+            if wanted and state.open.turns:
+                closed.append(self._close(state, ()))
+                state.open = OpenEpisode(user=u, session=s)
+        return closed
+
+    def open_turns(self, user: str, session: str) -> tuple[Turn, ...]:
+        """The turns of the still-open episode of (user, session)."""
+        state = self._sessions.get((user, session))
+        return tuple(state.open.turns) if state else ()
+
+    def checkpoint(self, user: str, session: str) -> SessionCheckpoint:
+        """The opening state of (user, session)'s open episode, for the journal.
+
+        Take it right after the turn that opened the episode (the summaries
+        are those of that moment).
+        """
+        state = self._sessions[(user, session)]
+        n = len(state.open.turns)
+        return SessionCheckpoint(
+            user=user,
+            session=session,
+            seq=state.intake.seq - n,
+            position=state.positions - n,
+            top_level_id=state.top_level_id,
+            parent_id=state.open.parent_id,
+            opening_verdicts=state.open.opening_verdicts,
+            summary=state.open.summary,
+            prediction_summary=state.prediction.summary if state.prediction else "",
+            prediction_since_check=state.prediction.since_check if state.prediction else 0,
+        )
+
+    def resume(
+        self,
+        checkpoint: SessionCheckpoint,
+        turns: Sequence[tuple[Turn, np.ndarray]],
+        *,
+        seen_ids: Iterable[str] = (),
+        last_ts: float | None = None,
+    ) -> list[Episode]:
+        """Rebuild a session from its checkpoint and open turns (as given, ids set).
+
+        Turns are not re-embedded: each comes with its recorded embedding.
+        Returns the episodes the replay closed (none when it is deterministic).
+        """
+        key = (checkpoint.user, checkpoint.session)
+        state = self._sessions[key] = self._fresh(checkpoint.user, checkpoint.session)
+        state.intake.seq, state.positions = checkpoint.seq, checkpoint.position
+        state.intake.seen_ids = set(seen_ids) - {t.id for t, _ in turns}
+        closed: list[Episode] = []
+        for n, (turn, vector) in enumerate(turns):
+            prepared = state.intake.accept(turn, max_turn_chars=self.config.max_turn_chars)
+            if prepared is None:
+                self._duplicate(turn)
+                continue
+            closed.extend(self._step(state, prepared, vector))
+            if n == 0:
+                state.open.opening_verdicts = checkpoint.opening_verdicts
+                state.open.parent_id, state.open.summary = (
+                    checkpoint.parent_id,
+                    checkpoint.summary,
+                )
+                state.top_level_id = checkpoint.top_level_id
+                if state.prediction is not None:
+                    state.prediction.summary = checkpoint.prediction_summary
+                    state.prediction.since_check = checkpoint.prediction_since_check
+        if last_ts is not None:
+            state.intake.last_ts = last_ts
+        return closed
+
+    def forget(self, user: str, session: str) -> None:
+        """Drop the in-memory state of (user, session) (before a :meth:`resume`)."""
+        self._sessions.pop((user, session), None)
+
+    def segment(self, turns: Sequence[Turn]) -> list[Episode]:
+        """Batch: segment a whole transcript with batched embeddings.
+
+        Runs on fresh state (streaming sessions are untouched) and flushes at
+        the end. Gives the same boundaries as ``observe`` on each turn then
+        ``flush``.
+        """
+        saved, self._sessions = self._sessions, {}
+        try:
+            accepted: list[tuple[SessionState, PreparedTurn]] = []
+            for turn in turns:
+                state = self._session(turn)
+                prepared = state.intake.accept(turn, max_turn_chars=self.config.max_turn_chars)
+                if prepared is None:
+                    self._duplicate(turn)
+                    continue
+                accepted.append((state, prepared))
+            vectors = self._embed([p.turn.text for _, p in accepted])
+            episodes: list[Episode] = []
+            for (state, prepared), vector in zip(accepted, vectors, strict=True):
+                episodes.extend(self._step(state, prepared, vector))
+            episodes.extend(self.flush())
+            return episodes
+        finally:
+            self._sessions = saved
+
+    # -- internals --------------------------------------------------------------------
+    def _session(self, turn: Turn) -> SessionState:
+        key = (turn.user, turn.session)
+        state = self._sessions.get(key)
+        if state is None:
+            state = self._sessions[key] = self._fresh(turn.user, turn.session)
+        return state
+
+    def _fresh(self, user: str, session: str) -> SessionState:
+        return SessionState(
+            intake=SessionIntake(session_key=(user, session)),
+            signals=build_signals(self.config, self.signals),
+            prediction=build_prediction(self.config, judge=self.judge, enabled=self.signals),
+            open=OpenEpisode(user=user, session=session),
+        )
+
+    def _embed(self, texts: list[str]) -> np.ndarray:
+        limit = self.config.embed_max_chars
+        vectors = self.embedder.embed([t[:limit] for t in texts]) if texts else np.zeros((0, 1))
+        self._counters["embed_calls"] += len(texts)
+        self._counters["embed_batches"] += 1 if texts else 0
+        return vectors
+
+    def _duplicate(self, turn: Turn) -> None:
+        self._counters["duplicates"] += 1
+        log.info("skipped duplicate turn id %r in session %r", turn.id, turn.session)
+
+    def _step(
+        self, state: SessionState, prepared: PreparedTurn, vector: np.ndarray
+    ) -> list[Episode]:
+        self._counters["turns"] += 1
+        observed = ObservedTurn(
+            turn=prepared.turn,
+            text=prepared.turn.text,
+            embedding=vector,
+            position=state.positions,
+            inferred_type=infer_turn_type(prepared.turn),
+            markers=prepared.markers,
+        )
+        state.positions += 1
+        verdicts = [signal.update(observed) for signal in state.signals.values()]
+        if not state.open.turns:  # first turn of the session: nothing to close
+            self._open(state, observed, ())
+            self._record(state, observed, Decision.CONTINUE, tuple(verdicts))
+            return []
+        hints_may_open = observed.turn.actor.value in self.config.hint_actors
+        outcome = self.policy.weigh(verdicts, hints_may_open=hints_may_open)
+        if hints_may_open:
+            outcome = self._consult_judge(state, observed, outcome, verdicts)
+        elif state.prediction is not None:
+            state.prediction.record(observed)
+        verdicts.append(outcome.as_verdict())
+        frozen = tuple(verdicts)
+        self._record(state, observed, outcome.decision, frozen)
+        if not outcome.decision.opens_episode:
+            state.open.add(observed.turn, observed.embedding)
+            return []
+        log.info(
+            "boundary before turn %s (%s): %s",
+            observed.turn.id,
+            outcome.decision.value,
+            outcome.reason,
+        )
+        closed = self._close(state, frozen)
+        parent = state.top_level_id if outcome.decision is Decision.SUB_EPISODE else None
+        summary = state.prediction.summary if outcome.judged and state.prediction else ""
+        self._open(state, observed, frozen, parent_id=parent, summary=summary)
+        return [closed]
+
+    def _consult_judge(
+        self, state: SessionState, observed: ObservedTurn, outcome: Outcome, verdicts: list[Verdict]
+    ) -> Outcome:
+        prediction = state.prediction
+        if prediction is None or outcome.authoritative:
+            return outcome
+        gate = self.config.judge_gate
+        ask = outcome.ambiguous and gate in (JudgeGate.AMBIGUOUS, JudgeGate.BOTH)
+        calls, failures = prediction.calls, prediction.failures
+        verdict = prediction.update(observed, ask=ask)
+        self._counters["judge_calls"] += prediction.calls - calls
+        self._counters["judge_failures"] += prediction.failures - failures
+        verdicts.append(verdict)
+        if prediction.calls == calls:
+            return outcome
+        if verdict.decision is Decision.CONTINUE:
+            state.open.summary = prediction.summary
+        return self.policy.resolve(outcome, verdict)
+
+    def _open(
+        self,
+        state: SessionState,
+        observed: ObservedTurn,
+        verdicts: tuple[Verdict, ...],
+        *,
+        parent_id: str | None = None,
+        summary: str = "",
+    ) -> None:
+        turn = observed.turn
+        state.open = OpenEpisode(
+            user=turn.user,
+            session=turn.session,
+            opening_verdicts=verdicts,
+            parent_id=parent_id,
+            summary=summary,
+        )
+        state.open.add(turn, observed.embedding)
+        if parent_id is None:
+            state.top_level_id = state.open.id
+        for signal in state.signals.values():
+            signal.reset(observed)
+        if state.prediction is not None:
+            state.prediction.reset(observed)
+
+    def _close(self, state: SessionState, verdicts: tuple[Verdict, ...]) -> Episode:
+        self._counters["episodes"] += 1
+        return state.open.close(closing_verdicts=verdicts)
+
+    def _record(
+        self,
+        state: SessionState,
+        observed: ObservedTurn,
+        decision: Decision,
+        verdicts: tuple[Verdict, ...],
+    ) -> None:
+        if self.trace is None:
+            return
+        semantic = state.signals.get("semantic")
+        distance = semantic.last_distance if isinstance(semantic, SemanticShift) else None
+        self.trace.append(
+            TurnTrace(
+                observed.turn.user,
+                observed.turn.session,
+                observed.turn.id or "",
+                observed.position,
+                decision,
+                verdicts,
+                distance,
+            )
+        )
