@@ -24,7 +24,7 @@ from episeg.errors import (
 )
 from episeg.interfaces.transcript import iter_turns, read_transcript, write_transcript
 from episeg.memory import Memory
-from episeg.segmentation.segmenter import ALL_SIGNALS, Segmenter
+from episeg.segmentation import ALL_SIGNALS, Segmenter, Step
 from episeg.types import Actor, Decision, Episode, Salience, Turn, TurnType, Verdict
 
 __version__ = "0.1.0"
@@ -45,6 +45,7 @@ __all__ = [
     "Salience",
     "ScoringError",
     "Segmenter",
+    "Step",
     "StoreError",
     "StoreUnavailableError",
     "TenantError",

@@ -38,7 +38,6 @@ from episeg.config import EpisegConfig
 from episeg.durability.journal import Journal
 from episeg.durability.outbox import PendingWriter
 from episeg.durability.recovery import RecoveryReport, recover, replay
-from episeg.durability.tap import JudgeTap
 from episeg.errors import EpisegError, JournalError
 from episeg.recall.forgetting import MaintenanceReport, maintain
 from episeg.recall.rerank import Recaller
@@ -128,8 +127,7 @@ class Memory:
             scorer = AnchoredOfflineScorer(embedder, anchors=self.config.salience_domain)
         self.judge: Judge | None = judge
         self.scorer: SalienceScorer | None = scorer
-        self._tap = JudgeTap(judge) if judge is not None else None
-        self.segmenter = Segmenter(config=self.config, embedder=embedder, judge=self._tap)
+        self.segmenter = Segmenter(config=self.config, embedder=embedder, judge=judge)
         self.backend = backend or ChromaBackend.persistent(self.path / "chroma")
         self._clock = clock
         self._lock = threading.RLock()
@@ -160,30 +158,24 @@ class Memory:
             self._writer.retry_if_due()
             key = (turn.user, turn.session)
             try:
-                closed = self.segmenter.observe(turn)
+                step = self.segmenter.observe(turn)
             except Exception:
                 self._rebuild([key])  # e.g. the embedder failed after intake saw the id
                 raise
-            accepted, self.segmenter.last_accepted = self.segmenter.last_accepted, None
-            if accepted is None:
+            if step.turn is None or step.embedding is None:
                 return []  # a duplicate id: already recorded
-            clean, vector = accepted
-            scored = [self._scored(e) for e in closed]
-            opened = len(self.segmenter.open_turns(*key)) == 1
+            scored = [self._scored(e) for e in step.closed]
             try:
                 self.journal.record(
-                    dataclasses.replace(turn, id=clean.id),
-                    vector,
-                    judge=self._tap.take(clean.id or "") if self._tap else None,
+                    dataclasses.replace(turn, id=step.turn.id),
+                    step.embedding,
+                    judge=step.judge_record,
                     closed=scored,
-                    checkpoint=self.segmenter.checkpoint(*key) if opened else None,
+                    checkpoint=self.segmenter.checkpoint(*key) if step.opened else None,
                 )
             except JournalError:
                 self._rebuild([key])
                 raise
-            finally:
-                if self._tap:
-                    self._tap.clear()
             return self._writer.write(scored)
 
     def ingest(self, turns: Iterable[Turn]) -> list[Episode]:
@@ -293,13 +285,13 @@ class Memory:
             for key in keys:
                 self.segmenter.forget(*key)
                 for journaled in self.journal.sessions(only=key):
-                    replay(self.segmenter, self._tap, journaled)
+                    replay(self.segmenter, journaled)
         except JournalError as exc:
             self._broken = exc
             log.error("cannot rebuild sessions %s from the journal: %s", keys, exc)
 
     def _recover(self) -> RecoveryReport:
-        return recover(self.segmenter, self._tap, self.journal, self._writer, self._scored)
+        return recover(self.segmenter, self.journal, self._writer, self._scored)
 
     def _score(self, episode: Episode) -> Salience:
         if self.scorer is None:

@@ -1,14 +1,13 @@
 """Durability: nothing accepted is lost to a crash or a store outage.
 
-``journal`` commits every accepted turn (SQLite, WAL), ``tap`` records the
-judge's answers so a replay never asks again, ``outbox`` writes closed episodes
+``journal`` commits every accepted turn (SQLite, WAL) with the judge's answer
+the segmenter recorded on it (a replay never asks again), ``outbox`` writes closed episodes
 and keeps failed writes for a retry, ``recovery`` replays the journal at start-up.
 """
 
 from episeg.durability.journal import Journal, JournaledSession
 from episeg.durability.outbox import PendingWriter
 from episeg.durability.recovery import RecoveryReport, recover, replay
-from episeg.durability.tap import JudgeTap
 
 __all__ = [
     "Journal",

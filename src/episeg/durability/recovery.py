@@ -3,7 +3,7 @@
 The journal (:mod:`episeg.durability.journal`) holds each session's open
 episode as a :class:`~episeg.segmentation.checkpoint.SessionCheckpoint` plus its
 turns; :func:`replay` rebuilds the session in a segmenter with the judge
-answering from the recorded answers (:class:`~episeg.durability.tap.JudgeTap`),
+answering from the recorded answers (:class:`~episeg.segmentation.tap.JudgeTap`),
 and :func:`recover` does that for every session and drains the outbox
 (:class:`~episeg.durability.outbox.PendingWriter`).
 """
@@ -13,13 +13,11 @@ from __future__ import annotations
 import logging
 import time
 from collections.abc import Callable
-from contextlib import nullcontext
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
 from episeg.durability.journal import Journal, JournaledSession
 from episeg.durability.outbox import PendingWriter
-from episeg.durability.tap import JudgeTap
 from episeg.types import Episode
 
 if TYPE_CHECKING:
@@ -42,21 +40,21 @@ class RecoveryReport:
     seconds: float = 0.0
 
 
-def replay(
-    segmenter: Segmenter, tap: JudgeTap | None, journaled: JournaledSession
-) -> list[Episode]:
+def replay(segmenter: Segmenter, journaled: JournaledSession) -> list[Episode]:
     """Rebuild one journaled session in ``segmenter``; the judge answers from the records."""
     turns = [(t, v) for t, v, _ in journaled.turns]
     answers = {t.id or "": j for t, _, j in journaled.turns if j is not None}
-    with tap.replaying(answers) if tap is not None else nullcontext():
-        return segmenter.resume(
-            journaled.checkpoint, turns, seen_ids=journaled.seen, last_ts=journaled.last_ts
-        )
+    return segmenter.resume(
+        journaled.checkpoint,
+        turns,
+        seen_ids=journaled.seen,
+        last_ts=journaled.last_ts,
+        judge_records=answers,
+    )
 
 
 def recover(
     segmenter: Segmenter,
-    tap: JudgeTap | None,
     journal: Journal,
     writer: PendingWriter,
     score: Callable[[Episode], Episode],
@@ -71,7 +69,7 @@ def recover(
     sessions = journal.sessions()
     replay_closed = 0
     for journaled in sessions:
-        closed = [score(e) for e in replay(segmenter, tap, journaled)]
+        closed = [score(e) for e in replay(segmenter, journaled)]
         if closed:
             replay_closed += len(closed)
             log.warning(

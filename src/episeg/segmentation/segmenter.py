@@ -20,7 +20,9 @@ embeddings) run the same per-turn step, so they give the same boundaries.
 from __future__ import annotations
 
 import logging
-from collections.abc import Iterable, Sequence
+from collections.abc import Iterable, Mapping, Sequence
+from contextlib import nullcontext
+from dataclasses import replace
 
 import numpy as np
 
@@ -33,10 +35,12 @@ from episeg.segmentation.policy import BoundaryPolicy, Outcome
 from episeg.segmentation.signals import SemanticShift, infer_turn_type
 from episeg.segmentation.signals.factory import ALL_SIGNALS, build_prediction, build_signals
 from episeg.segmentation.state import SessionState, TurnTrace
+from episeg.segmentation.step import Step
+from episeg.segmentation.tap import JudgeTap
 from episeg.types import Decision, Episode, ObservedTurn, Turn, Verdict
 from episeg.typing import Embedder, Judge
 
-__all__ = ["ALL_SIGNALS", "Segmenter", "TurnTrace"]
+__all__ = ["ALL_SIGNALS", "Segmenter", "Step", "TurnTrace"]
 
 log = logging.getLogger(__name__)
 
@@ -51,7 +55,10 @@ class Segmenter:
     embedder
         Any :class:`Embedder`; default the bundled MiniLM (loaded once).
     judge
-        Prediction-error judge; ``None`` disables signal 3.
+        Prediction-error judge; ``None`` disables signal 3. It is wrapped in a
+        :class:`~episeg.segmentation.tap.JudgeTap` (:attr:`tap`) that records each
+        answer for :attr:`Step.judge_record` and replays recorded answers in
+        :meth:`resume`.
     signals
         Names to enable, from ``ALL_SIGNALS``; default all that are possible.
     keep_trace
@@ -74,6 +81,7 @@ class Segmenter:
             embedder = MiniLMEmbedder.default(batch_size=self.config.embed_batch_size)
         self.embedder = embedder
         self.judge = judge
+        self.tap = JudgeTap(judge) if judge is not None else None
         chosen = (
             frozenset(signals)
             if signals is not None
@@ -88,8 +96,6 @@ class Segmenter:
         self.policy = BoundaryPolicy.from_config(self.config)
         self.trace: list[TurnTrace] | None = [] if keep_trace else None
         self._sessions: dict[tuple[str, str], SessionState] = {}
-        self.last_accepted: tuple[Turn, np.ndarray] | None = None
-        """The last turn :meth:`observe` accepted (id assigned) and its embedding."""
         self._counters = {
             "turns": 0,
             "episodes": 0,
@@ -106,17 +112,21 @@ class Segmenter:
         """Counters: turns, episodes, embed_calls (texts), embed_batches, judge_calls, ..."""
         return dict(self._counters)
 
-    def observe(self, turn: Turn) -> list[Episode]:
-        """Take one turn; return the episode it closed (0 or 1 of them)."""
+    def observe(self, turn: Turn) -> Step:
+        """Take one turn; the :class:`Step` says what happened (iterate it for closed episodes)."""
         session = self._session(turn)
-        self.last_accepted = None
         prepared = session.intake.accept(turn, max_turn_chars=self.config.max_turn_chars)
         if prepared is None:
             self._duplicate(turn)
-            return []
-        vector = self._embed([prepared.turn.text])[0]
-        self.last_accepted = (prepared.turn, vector)
-        return self._step(session, prepared, vector)
+            return Step()
+        try:
+            vector = self._embed([prepared.turn.text])[0]
+            step = self._step(session, prepared, vector)
+            record = self.tap.take(prepared.turn.id or "") if self.tap is not None else None
+        finally:
+            if self.tap is not None:
+                self.tap.clear()
+        return replace(step, judge_record=record) if record is not None else step
 
     def flush(self, user: str | None = None, session: str | None = None) -> list[Episode]:
         """Close the open episode of every matching (user, session)."""
@@ -161,12 +171,31 @@ class Segmenter:
         *,
         seen_ids: Iterable[str] = (),
         last_ts: float | None = None,
+        judge_records: Mapping[str, str] | None = None,
     ) -> list[Episode]:
         """Rebuild a session from its checkpoint and open turns (as given, ids set).
 
-        Turns are not re-embedded: each comes with its recorded embedding.
-        Returns the episodes the replay closed (none when it is deterministic).
+        Turns are not re-embedded: each comes with its recorded embedding. With
+        ``judge_records`` (turn id -> :attr:`Step.judge_record`) the judge answers
+        from them and is never called. Returns the episodes the replay closed
+        (none when it is deterministic).
         """
+        replaying = (
+            self.tap.replaying(judge_records)
+            if self.tap is not None and judge_records is not None
+            else nullcontext()
+        )
+        with replaying:
+            return self._resume(checkpoint, turns, seen_ids=seen_ids, last_ts=last_ts)
+
+    def _resume(
+        self,
+        checkpoint: SessionCheckpoint,
+        turns: Sequence[tuple[Turn, np.ndarray]],
+        *,
+        seen_ids: Iterable[str],
+        last_ts: float | None,
+    ) -> list[Episode]:
         key = (checkpoint.user, checkpoint.session)
         state = self._sessions[key] = self._fresh(checkpoint.user, checkpoint.session)
         state.intake.seq, state.positions = checkpoint.seq, checkpoint.position
@@ -177,7 +206,7 @@ class Segmenter:
             if prepared is None:
                 self._duplicate(turn)
                 continue
-            closed.extend(self._step(state, prepared, vector))
+            closed.extend(self._step(state, prepared, vector).closed)
             if n == 0:
                 state.open.opening_verdicts = checkpoint.opening_verdicts
                 state.open.parent_id, state.open.summary = (
@@ -216,11 +245,13 @@ class Segmenter:
             vectors = self._embed([p.turn.text for _, p in accepted])
             episodes: list[Episode] = []
             for (state, prepared), vector in zip(accepted, vectors, strict=True):
-                episodes.extend(self._step(state, prepared, vector))
+                episodes.extend(self._step(state, prepared, vector).closed)
             episodes.extend(self.flush())
             return episodes
         finally:
             self._sessions = saved
+            if self.tap is not None:
+                self.tap.clear()
 
     # -- internals --------------------------------------------------------------------
     def _session(self, turn: Turn) -> SessionState:
@@ -234,7 +265,7 @@ class Segmenter:
         return SessionState(
             intake=SessionIntake(session_key=(user, session)),
             signals=build_signals(self.config, self.signals),
-            prediction=build_prediction(self.config, judge=self.judge, enabled=self.signals),
+            prediction=build_prediction(self.config, judge=self.tap, enabled=self.signals),
             open=OpenEpisode(user=user, session=session),
         )
 
@@ -249,9 +280,7 @@ class Segmenter:
         self._counters["duplicates"] += 1
         log.info("skipped duplicate turn id %r in session %r", turn.id, turn.session)
 
-    def _step(
-        self, state: SessionState, prepared: PreparedTurn, vector: np.ndarray
-    ) -> list[Episode]:
+    def _step(self, state: SessionState, prepared: PreparedTurn, vector: np.ndarray) -> Step:
         self._counters["turns"] += 1
         observed = ObservedTurn(
             turn=prepared.turn,
@@ -266,19 +295,20 @@ class Segmenter:
         if not state.open.turns:  # first turn of the session: nothing to close
             self._open(state, observed, ())
             self._record(state, observed, Decision.CONTINUE, tuple(verdicts))
-            return []
+            return Step(observed.turn, vector, opened=True, verdicts=tuple(verdicts))
         hints_may_open = observed.turn.actor.value in self.config.hint_actors
         outcome = self.policy.weigh(verdicts, hints_may_open=hints_may_open)
         if hints_may_open:
             outcome = self._consult_judge(state, observed, outcome, verdicts)
         elif state.prediction is not None:
             state.prediction.record(observed)
-        verdicts.append(outcome.as_verdict())
+        verdict = outcome.as_verdict()
+        verdicts.append(verdict)
         frozen = tuple(verdicts)
         self._record(state, observed, outcome.decision, frozen)
         if not outcome.decision.opens_episode:
             state.open.add(observed.turn, observed.embedding)
-            return []
+            return Step(observed.turn, vector, verdict=verdict, verdicts=frozen)
         log.info(
             "boundary before turn %s (%s): %s",
             observed.turn.id,
@@ -289,7 +319,7 @@ class Segmenter:
         parent = state.top_level_id if outcome.decision is Decision.SUB_EPISODE else None
         summary = state.prediction.summary if outcome.judged and state.prediction else ""
         self._open(state, observed, frozen, parent_id=parent, summary=summary)
-        return [closed]
+        return Step(observed.turn, vector, (closed,), True, verdict, frozen)
 
     def _consult_judge(
         self, state: SessionState, observed: ObservedTurn, outcome: Outcome, verdicts: list[Verdict]
