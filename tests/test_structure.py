@@ -31,8 +31,13 @@ def test_the_checker_finds_a_cycle_and_a_crowded_top_level(tmp_path: Path) -> No
     (root / "a.py").write_text("def f():\n    from episeg.sub import b\n")
     (root / "sub" / "__init__.py").write_text("from episeg.sub.b import y\n")
     (root / "sub" / "b.py").write_text("from episeg import a\n")
+    (root / "testing.py").write_text("")
+    (root / "lib.py").write_text(
+        '"""\n>>> from episeg.testing import x\n"""\nimport episeg.testing\n'
+    )
     for i in range(12):
         (root / f"m{i}.py").write_text("")
     found = checker.problems(root)
     assert found[0] == "import cycle: episeg.a <-> episeg.sub.b"
-    assert found[1].startswith("14 modules directly in episeg/ (at most 12)")
+    assert found[1] == "library module episeg.lib imports episeg.testing"
+    assert found[2].startswith("16 modules directly in episeg/ (at most 12)")

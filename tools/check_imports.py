@@ -15,6 +15,9 @@ well under a second and needs no installed package. Two rules:
    submodules does not count as the submodule depending on the package.
 2. At most ``MAX_TOP_LEVEL`` modules directly in ``src/episeg/`` (``__main__``
    and ``__init__`` included, sub-packages excluded).
+3. Library code does not import ``episeg.testing`` (test helpers for users'
+   own tests); only ``episeg.testing`` itself and the ``episeg.benchmarks``
+   tools (which start servers the way tests do) may. Doctests do not count.
 """
 
 from __future__ import annotations
@@ -28,6 +31,8 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parent.parent / "src" / "episeg"
 PACKAGE = "episeg"
 MAX_TOP_LEVEL = 12
+TESTING = f"{PACKAGE}.testing"
+MAY_IMPORT_TESTING = (TESTING, f"{PACKAGE}.benchmarks")
 
 
 def module_name(path: Path, root: Path = ROOT) -> str:
@@ -129,7 +134,13 @@ def top_level_modules(root: Path = ROOT) -> list[str]:
 
 def problems(root: Path = ROOT) -> list[str]:
     """Every structure violation as one line; empty when the structure holds."""
-    out = [f"import cycle: {' <-> '.join(c)}" for c in find_cycles(build_graph(root))]
+    graph = build_graph(root)
+    out = [f"import cycle: {' <-> '.join(c)}" for c in find_cycles(graph)]
+    for module, deps in sorted(graph.items()):
+        allowed = any(module == p or module.startswith(p + ".") for p in MAY_IMPORT_TESTING)
+        bad = sorted(d for d in deps if d == TESTING or d.startswith(TESTING + "."))
+        if bad and not allowed:
+            out.append(f"library module {module} imports {', '.join(bad)}")
     top = top_level_modules(root)
     if len(top) > MAX_TOP_LEVEL:
         out.append(

@@ -10,7 +10,10 @@ downloaded at run time (``HF_HUB_OFFLINE`` is forced on while loading).
 :class:`CachingEmbedder` wraps any :class:`~episeg.typing.Embedder` and keeps
 each distinct text's vector in memory (``inner_texts`` counts texts the
 wrapped embedder really saw, ``requested_texts`` what callers asked for);
-``prefetch`` embeds a whole split in one batched call.
+``prefetch`` embeds a whole split in one batched call. :class:`HashingEmbedder`
+is bag-of-words feature hashing with no model: deterministic and free, for
+tests (re-exported by :mod:`episeg.testing`) and for runs whose signals never
+read vectors.
 
 >>> from episeg.testing import HashingEmbedder
 >>> inner = HashingEmbedder(dim=16)
@@ -22,8 +25,10 @@ wrapped embedder really saw, ``requested_texts`` what callers asked for);
 
 from __future__ import annotations
 
+import hashlib
 import logging
 import os
+import re
 import threading
 from collections.abc import Iterable, Sequence
 from typing import Any
@@ -33,7 +38,9 @@ import numpy as np
 from episeg.errors import BackendUnavailableError
 from episeg.typing import Embedder
 
-__all__ = ["CachingEmbedder", "MiniLMEmbedder"]
+__all__ = ["CachingEmbedder", "HashingEmbedder", "MiniLMEmbedder"]
+
+_WORD = re.compile(r"[a-z0-9]+")
 
 log = logging.getLogger(__name__)
 _DEFAULT_LOCK = threading.Lock()
@@ -170,3 +177,42 @@ class CachingEmbedder:
             return np.zeros((0, self.dim), dtype=np.float32)
         self.prefetch(texts)
         return np.stack([self._cache[t] for t in texts])
+
+
+class HashingEmbedder:
+    """Bag-of-words feature hashing: same words, same vector; no model.
+
+    Texts without words map to a fixed unit vector so the output is always
+    normalised.
+    """
+
+    name = "hashing"
+
+    def __init__(self, dim: int = 64) -> None:
+        if dim < 2:
+            raise ValueError(f"dim must be >= 2, got {dim}")
+        self._dim = dim
+        self.calls = 0
+        self.texts_embedded = 0
+
+    @property
+    def dim(self) -> int:
+        return self._dim
+
+    def embed(self, texts: Sequence[str]) -> np.ndarray:
+        self.calls += 1
+        self.texts_embedded += len(texts)
+        out = np.zeros((len(texts), self._dim), dtype=np.float32)
+        for row, text in enumerate(texts):
+            words = _WORD.findall(text.lower())
+            for word in words:
+                digest = hashlib.blake2b(word.encode(), digest_size=8).digest()
+                bucket = int.from_bytes(digest[:4], "little") % self._dim
+                sign = 1.0 if digest[4] & 1 else -1.0
+                out[row, bucket] += sign
+            norm = float(np.linalg.norm(out[row]))
+            if norm == 0.0:
+                out[row, 0] = 1.0
+            else:
+                out[row] /= norm
+        return out

@@ -35,6 +35,7 @@ from collections.abc import Callable, Collection, Iterable, Sequence
 from pathlib import Path
 
 from episeg.config import EpisegConfig
+from episeg.defaults import DEFAULT, Default, default_embedder, resolve_judge, resolve_scorer
 from episeg.durability.journal import Journal
 from episeg.durability.outbox import PendingWriter
 from episeg.durability.recovery import RecoveryReport, recover, replay
@@ -47,18 +48,9 @@ from episeg.store.tenants import collection_name, validate_tenant
 from episeg.types import Episode, Salience, Turn
 from episeg.typing import Embedder, EpisodeStore, Judge, SalienceScorer, ScoredEpisode
 
-__all__ = ["DEFAULT", "Memory"]
+__all__ = ["DEFAULT", "Memory"]  # DEFAULT is episeg.defaults.DEFAULT, re-exported
 
 log = logging.getLogger(__name__)
-
-
-class _Default:
-    def __repr__(self) -> str:
-        return "DEFAULT"
-
-
-DEFAULT = _Default()
-"""Sentinel: build the offline default (LocalJudge / anchored offline scorer)."""
 
 
 class Memory:
@@ -71,13 +63,14 @@ class Memory:
     config
         Tunables (:class:`EpisegConfig`).
     embedder
-        Default: the bundled all-MiniLM-L6-v2.
+        Default: the bundled all-MiniLM-L6-v2 (:func:`episeg.defaults.default_embedder`).
     judge
-        Prediction-error judge; ``DEFAULT`` is the offline :class:`LocalJudge`,
-        ``None`` disables signal 3.
+        Prediction-error judge; ``DEFAULT`` is the offline :class:`LocalJudge`
+        (:func:`episeg.defaults.default_judge`), ``None`` disables signal 3.
     scorer
         Salience scorer; ``DEFAULT`` is the offline anchored scorer for
-        ``config.salience_domain``; ``None`` stores episodes unscored (and says so).
+        ``config.salience_domain`` (:func:`episeg.defaults.default_scorer`);
+        ``None`` stores episodes unscored (and says so).
     backend
         A :class:`ChromaBackend` (e.g. ``ChromaBackend.http(...)`` for a
         ``chroma run`` server); default an embedded store under ``path``.
@@ -102,8 +95,8 @@ class Memory:
         path: str | Path = ".episeg",
         config: EpisegConfig | None = None,
         embedder: Embedder | None = None,
-        judge: Judge | _Default | None = DEFAULT,
-        scorer: SalienceScorer | _Default | None = DEFAULT,
+        judge: Judge | Default | None = DEFAULT,
+        scorer: SalienceScorer | Default | None = DEFAULT,
         backend: ChromaBackend | None = None,
         clock: Callable[[], float] = time.time,
         journal: bool = True,
@@ -112,22 +105,10 @@ class Memory:
         self.config = config or EpisegConfig()
         self.path = Path(path)
         self.path.mkdir(parents=True, exist_ok=True)
-        if embedder is None:
-            from episeg.embedders import MiniLMEmbedder
-
-            embedder = MiniLMEmbedder.default(batch_size=self.config.embed_batch_size)
-        self.embedder = embedder
-        if isinstance(judge, _Default):
-            from episeg.judges.local import LocalJudge
-
-            judge = LocalJudge(embedder=embedder)
-        if isinstance(scorer, _Default):
-            from episeg.salience.offline import AnchoredOfflineScorer
-
-            scorer = AnchoredOfflineScorer(embedder, anchors=self.config.salience_domain)
-        self.judge: Judge | None = judge
-        self.scorer: SalienceScorer | None = scorer
-        self.segmenter = Segmenter(config=self.config, embedder=embedder, judge=judge)
+        self.embedder = embedder = embedder or default_embedder(self.config)
+        self.judge: Judge | None = resolve_judge(judge, embedder)
+        self.scorer: SalienceScorer | None = resolve_scorer(scorer, embedder, self.config)
+        self.segmenter = Segmenter(config=self.config, embedder=embedder, judge=self.judge)
         self.backend = backend or ChromaBackend.persistent(self.path / "chroma")
         self._clock = clock
         self._lock = threading.RLock()

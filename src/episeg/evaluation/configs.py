@@ -49,11 +49,14 @@ from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
-from episeg.embedders import CachingEmbedder
-from episeg.errors import BackendUnavailableError, ConfigError
+from episeg.config import EpisegConfig
+from episeg.defaults import default_embedder, default_judge
+from episeg.embedders import CachingEmbedder, HashingEmbedder
+from episeg.errors import ConfigError
 from episeg.evaluation.baselines import SegmentFn, make_baseline
 from episeg.evaluation.datasets import Dialogue, mean_segment_length, tuning_dialogues
 from episeg.evaluation.search import grid_search
+from episeg.segmentation import Segmenter
 from episeg.types import Turn
 from episeg.typing import Embedder
 
@@ -95,35 +98,18 @@ _SHARED: list[CachingEmbedder] = []
 def shared_embedder() -> CachingEmbedder:
     """The process-wide caching MiniLM embedder (loaded on first use)."""
     if not _SHARED:
-        from episeg.embedders import MiniLMEmbedder
-
-        _SHARED.append(CachingEmbedder(MiniLMEmbedder.default()))
+        _SHARED.append(CachingEmbedder(default_embedder()))
     return _SHARED[0]
-
-
-def _local_judge(embedder: Embedder) -> Any:
-    try:
-        from episeg.judges.local import LocalJudge
-    except ImportError as exc:
-        raise BackendUnavailableError(f"episeg.judges.local.LocalJudge is missing: {exc}") from exc
-    return LocalJudge(embedder)
 
 
 def segmenter_fn(
     signals: frozenset[str], overrides: Mapping[str, Any], *, embedder: Embedder, with_judge: bool
 ) -> SegmentFn:
     """A ``segment_fn`` running one :class:`~episeg.segmentation.Segmenter` (stats as deltas)."""
-    try:
-        from episeg.config import EpisegConfig
-        from episeg.segmentation.segmenter import Segmenter
-    except ImportError as exc:
-        raise BackendUnavailableError(
-            f"episeg.segmentation.segmenter is not available: {exc}"
-        ) from exc
     seg = Segmenter(
         config=EpisegConfig(**overrides),
         embedder=embedder,
-        judge=_local_judge(embedder) if with_judge else None,
+        judge=default_judge(embedder) if with_judge else None,
         signals=signals,
     )
 
@@ -187,10 +173,8 @@ def tune_window(tuning: Sequence[Dialogue], *, embedder: Embedder | None = None)
 
     Candidates run from 1 to twice the mean gold segment length. The window
     signal never reads embeddings, so the default embedder here is the free
-    :class:`~episeg.testing.HashingEmbedder` (same boundaries, no model cost).
+    :class:`~episeg.embedders.HashingEmbedder` (same boundaries, no model cost).
     """
-    from episeg.testing import HashingEmbedder
-
     if embedder is None:
         embedder = HashingEmbedder()
 

@@ -17,10 +17,10 @@ episeg.errors.ConfigError: --chroma-url must look like http://host:port, got 'ft
 from __future__ import annotations
 
 from collections.abc import Iterator
-from functools import lru_cache
 from pathlib import Path
 from urllib.parse import urlsplit
 
+from episeg import defaults
 from episeg.config import EpisegConfig
 from episeg.errors import ConfigError
 from episeg.memory import Memory
@@ -33,12 +33,9 @@ __all__ = ["all_episodes", "default_embedder", "open_backend", "open_memory", "p
 _PAGE = 500
 
 
-@lru_cache(maxsize=2)
 def default_embedder(batch_size: int = 32) -> Embedder:
-    """The bundled MiniLM, loaded once per process (it takes seconds on a busy machine)."""
-    from episeg.embedders import MiniLMEmbedder
-
-    return MiniLMEmbedder.default(batch_size=batch_size)
+    """The bundled MiniLM, loaded once per process (:func:`episeg.defaults.default_embedder`)."""
+    return defaults.default_embedder(EpisegConfig(embed_batch_size=batch_size))
 
 
 def parse_chroma_url(url: str) -> tuple[str, int, bool]:
@@ -79,25 +76,9 @@ def open_memory(
     embedder: Embedder | None = None,
     config: EpisegConfig | None = None,
 ) -> Memory:
-    """A :class:`Memory` with the offline judge and anchored salience scorer.
-
-    The scorer is built here (``anchors=config.salience_domain``) rather than
-    through ``Memory``'s ``DEFAULT`` so the interfaces depend only on the
-    scorer's public constructor.
-    """
-    config = config or EpisegConfig()
-    embedder = embedder or default_embedder(config.embed_batch_size)
-    from episeg.judges.local import LocalJudge
-    from episeg.salience import AnchoredOfflineScorer
-
-    scorer = AnchoredOfflineScorer(embedder, anchors=config.salience_domain)
+    """A :class:`Memory` with the offline stack (:mod:`episeg.defaults`) and the chosen store."""
     return Memory(
-        path=path,
-        config=config,
-        embedder=embedder,
-        judge=LocalJudge(embedder),
-        scorer=scorer,
-        backend=open_backend(path, chroma_url),
+        path=path, config=config, embedder=embedder, backend=open_backend(path, chroma_url)
     )
 
 

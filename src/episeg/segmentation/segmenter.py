@@ -27,6 +27,7 @@ from dataclasses import replace
 import numpy as np
 
 from episeg.config import EpisegConfig, JudgeGate
+from episeg.defaults import default_embedder
 from episeg.errors import ConfigError
 from episeg.segmentation.checkpoint import SessionCheckpoint
 from episeg.segmentation.episode import OpenEpisode
@@ -75,11 +76,7 @@ class Segmenter:
         keep_trace: bool = False,
     ) -> None:
         self.config = config or EpisegConfig()
-        if embedder is None:
-            from episeg.embedders import MiniLMEmbedder
-
-            embedder = MiniLMEmbedder.default(batch_size=self.config.embed_batch_size)
-        self.embedder = embedder
+        self.embedder = embedder or default_embedder(self.config)
         self.judge = judge
         self.tap = JudgeTap(judge) if judge is not None else None
         chosen = (

@@ -25,6 +25,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 
 from episeg.config import EpisegConfig
+from episeg.defaults import default_embedder, default_judge, default_scorer
 from episeg.interfaces.views import fired_verdicts
 from episeg.segmentation.segmenter import Segmenter, TurnTrace
 from episeg.types import Decision, Episode, Turn, Verdict
@@ -88,18 +89,10 @@ def build_timelines(
     ``config.salience_domain``; the judge is the offline :class:`LocalJudge`.
     """
     config = config or EpisegConfig()
-    if embedder is None:
-        from episeg.interfaces.runtime import default_embedder
-
-        embedder = default_embedder(config.embed_batch_size)
-    if scorer is None:
-        from episeg.salience import AnchoredOfflineScorer
-
-        scorer = AnchoredOfflineScorer(embedder, anchors=config.salience_domain)
-    from episeg.judges.local import LocalJudge
-
+    embedder = embedder or default_embedder(config)
+    scorer = scorer or default_scorer(embedder, config)
     segmenter = Segmenter(
-        config=config, embedder=embedder, judge=LocalJudge(embedder), keep_trace=True
+        config=config, embedder=embedder, judge=default_judge(embedder), keep_trace=True
     )
     episodes = [
         dataclasses.replace(ep, salience=scorer.score(ep)) for ep in segmenter.segment(turns)
