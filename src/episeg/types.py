@@ -18,6 +18,7 @@ from __future__ import annotations
 
 import math
 from dataclasses import dataclass, field
+from datetime import UTC, datetime
 from enum import StrEnum
 from typing import Any, TypeVar
 
@@ -34,9 +35,25 @@ __all__ = [
     "Turn",
     "TurnType",
     "Verdict",
+    "iso_time",
 ]
 
 _E = TypeVar("_E", bound="_ParsableEnum")
+
+
+def iso_time(ts: float) -> str:
+    """Seconds since the epoch as an ISO 8601 UTC date-time, to the second.
+
+    A time outside the calendar's range (years 1-9999) is written as the raw
+    number of seconds instead.
+
+    >>> iso_time(1683554160.0), iso_time(1e300)
+    ('2023-05-08T13:56:00Z', '1e+300s')
+    """
+    try:
+        return datetime.fromtimestamp(round(ts), tz=UTC).strftime("%Y-%m-%dT%H:%M:%SZ")
+    except (OverflowError, ValueError, OSError):
+        return f"{ts!r}s"
 
 
 class _ParsableEnum(StrEnum):
@@ -270,7 +287,11 @@ class Episode:
 
     ``boundary_verdicts`` are the verdicts that opened this episode (empty for
     the first episode of a session) and ``closing_verdicts`` those that closed
-    it, so a mis-fire can be traced to the signal behind it.
+    it, so a mis-fire can be traced to the signal behind it. ``embedding`` is
+    the normalised mean of the turn vectors and ``turn_embeddings`` (optional,
+    one row per turn, not stored in the episode record) feeds the store's turn
+    index; :attr:`start` / :attr:`end` give the opening and closing times as
+    ISO dates.
     """
 
     id: str
@@ -289,6 +310,17 @@ class Episode:
     last_accessed: float | None = None
     strength: float = 1.0
     archived: bool = False
+    turn_embeddings: np.ndarray | None = field(default=None, repr=False, compare=False)
+
+    @property
+    def start(self) -> str:
+        """``opened_at`` as an ISO 8601 UTC date-time (seconds precision)."""
+        return iso_time(self.opened_at)
+
+    @property
+    def end(self) -> str:
+        """``closed_at`` as an ISO 8601 UTC date-time (seconds precision)."""
+        return iso_time(self.closed_at)
 
     @property
     def text(self) -> str:

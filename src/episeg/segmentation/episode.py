@@ -56,7 +56,7 @@ class OpenEpisode:
         self.embeddings.append(np.asarray(embedding, dtype=np.float32))
 
     def close(self, *, closing_verdicts: tuple[Verdict, ...]) -> Episode:
-        """The closed episode; its embedding is the normalised mean of its turns."""
+        """The closed episode: its embedding is the normalised mean of its turns' (kept too)."""
         if not self.turns:
             raise ValueError("cannot close an empty episode")
         mean = np.mean(np.stack(self.embeddings), axis=0)
@@ -71,6 +71,7 @@ class OpenEpisode:
             opened_at=self.turns[0].ts,
             closed_at=self.turns[-1].ts,
             embedding=vector,
+            turn_embeddings=np.stack(self.embeddings),
             parent_id=self.parent_id,
             boundary_verdicts=self.opening_verdicts,
             closing_verdicts=closing_verdicts,

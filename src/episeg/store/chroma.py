@@ -45,6 +45,7 @@ from chromadb.errors import ChromaError
 from episeg.errors import StoreError, StoreUnavailableError, TenantError
 from episeg.store.codec import RECALL_FIELDS, decode, encode, recall_metadata
 from episeg.store.tenants import collection_name, validate_tenant
+from episeg.store.turns import TurnMatch, TurnRows, turn_collection_name
 from episeg.types import Episode
 
 __all__ = ["ChromaBackend", "ChromaEpisodeStore"]
@@ -155,6 +156,14 @@ class ChromaEpisodeStore:
         owner = (self._col.metadata or {}).get("episeg_tenant")
         if owner != tenant:
             raise TenantError(f"collection {self._col.name} belongs to {owner!r}, not {tenant!r}")
+        with _translate(f"opening the turn collection of tenant {tenant!r}"):
+            turn_col = client.get_or_create_collection(
+                turn_collection_name(tenant),
+                embedding_function=None,
+                configuration={"hnsw": {"space": "cosine"}},
+                metadata={"episeg_tenant": tenant},
+            )
+        self._turns = TurnRows(tenant, turn_col)
 
     @property
     def tenant(self) -> str:
@@ -190,6 +199,8 @@ class ChromaEpisodeStore:
                     metadatas=[r.metadata for r in chunk],
                     embeddings=np.stack([r.embedding for r in chunk]),
                 )
+        with _translate("add (turn vectors)"):
+            self._turns.upsert(list({ep.id: ep for ep in episodes}.values()))
 
     def get(self, ids: Sequence[str]) -> builtins.list[Episode]:
         """This tenant's episodes with these ids, in the order asked; unknown ids are skipped."""
@@ -283,6 +294,17 @@ class ChromaEpisodeStore:
         if owned:
             with _translate("delete"):
                 self._col.delete(ids=owned)
+                self._turns.delete_episodes(owned)
+
+    def query_turns(
+        self, embedding: np.ndarray, k: int, *, where: Mapping[str, Any] | None = None
+    ) -> builtins.list[TurnMatch]:
+        """The ``k`` turns nearest to ``embedding`` (see :mod:`episeg.store.turns`).
+
+        Turns of archived episodes are included: the caller checks the episode.
+        """
+        with _translate("query (turns)"):
+            return self._turns.query(embedding, k, where=where)
 
     def _require_owned(self, ids: Sequence[str], what: str) -> None:
         with _translate(what):

@@ -1,0 +1,265 @@
+"""What recall keeps in memory per tenant: a catalogue of episodes and two BM25 indexes.
+
+:class:`TenantIndex` is built from one tenant-bound store (every episode,
+archived ones included, read page by page) and kept up to date by the
+writes that go through :class:`IndexedStore`. It holds, per episode, what
+ranking and filtering need without reading the store (session, times,
+turn count, salience, recall state) and two lexical indexes
+(:class:`~episeg.recall.lexical.LexicalIndex`): one over single turns, keyed
+``(episode id, position)``, and one over whole episodes, keyed by id.
+
+Freshness: writes through :class:`IndexedStore` update the index at once;
+writes by anyone else (another process on a shared ``chroma run`` server)
+are noticed when the store's episode count no longer matches, and the index
+is rebuilt from the store. Tenant isolation holds by construction: the
+index is filled only from its own tenant's store, and recall fetches every
+returned episode through that same store.
+
+>>> import tempfile
+>>> from episeg.store import ChromaBackend
+>>> from episeg.types import Episode, Turn
+>>> import numpy as np
+>>> store = IndexedStore(ChromaBackend.persistent(tempfile.mkdtemp()).store_for("alice"))
+>>> ep = Episode(id="e1", user="alice", session="s", summary="", opened_at=0.0,
+...              closed_at=0.0, turns=(Turn(actor="user", text="deploy v2 to prod", ts=0.0),),
+...              embedding=np.array([1.0, 0.0], np.float32))
+>>> store.add([ep])
+>>> [key for key, _ in store.index.turns.top("deploy", k=3)], len(store.index)
+([('e1', 0)], 1)
+"""
+
+from __future__ import annotations
+
+import builtins
+import math
+import threading
+import time
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass, replace
+from typing import Any
+
+import numpy as np
+
+from episeg.recall.lexical import LexicalIndex
+from episeg.types import Episode
+from episeg.typing import EpisodeStore
+
+__all__ = ["EpisodeCard", "IndexedStore", "TenantIndex"]
+
+_PAGE = 1000
+
+
+@dataclass(frozen=True, slots=True)
+class EpisodeCard:
+    """What recall knows about one episode without reading it from the store.
+
+    ``words`` holds each turn's word count (whitespace-separated tokens).
+    """
+
+    id: str
+    session: str
+    opened_at: float
+    closed_at: float
+    words: tuple[int, ...]
+    importance: float | None
+    last_accessed: float | None
+    strength: float
+    recall_count: int
+    archived: bool
+
+    @property
+    def n_turns(self) -> int:
+        return len(self.words)
+
+    @classmethod
+    def of(cls, ep: Episode) -> EpisodeCard:
+        sal = ep.salience
+        return cls(
+            id=ep.id,
+            session=ep.session,
+            opened_at=ep.opened_at,
+            closed_at=ep.closed_at,
+            words=tuple(len(t.text.split()) for t in ep.turns),
+            importance=None if sal is None else sal.normalized,
+            last_accessed=ep.last_accessed,
+            strength=ep.strength,
+            recall_count=ep.recall_count,
+            archived=ep.archived,
+        )
+
+
+class TenantIndex:
+    """Catalogue + turn and episode BM25 indexes of one tenant (see the module docstring)."""
+
+    def __init__(self) -> None:
+        self.cards: dict[str, EpisodeCard] = {}
+        self.turns: LexicalIndex[tuple[str, int]] = LexicalIndex()
+        self.episodes: LexicalIndex[str] = LexicalIndex()
+        self._sessions: dict[str, builtins.list[str]] = {}
+        self._sessions_dirty = False
+
+    def __len__(self) -> int:
+        return len(self.cards)
+
+    def add(self, episodes: Sequence[Episode]) -> None:
+        """Index ``episodes`` (an id already indexed is replaced)."""
+        latest = {ep.id: ep for ep in episodes}
+        self.remove([i for i in latest if i in self.cards])
+        keys: builtins.list[tuple[str, int]] = []
+        texts: builtins.list[str] = []
+        for ep in latest.values():
+            self.cards[ep.id] = EpisodeCard.of(ep)
+            for pos, turn in enumerate(ep.turns):
+                keys.append((ep.id, pos))
+                texts.append(turn.text)
+        self.turns.add(keys, texts)
+        self.episodes.add(
+            list(latest), ["\n".join(t.text for t in ep.turns) for ep in latest.values()]
+        )
+        self._sessions_dirty = True
+
+    def remove(self, ids: Sequence[str]) -> None:
+        """Forget these episodes; unknown ids are ignored."""
+        gone = [self.cards.pop(i) for i in ids if i in self.cards]
+        self.turns.remove([(c.id, pos) for c in gone for pos in range(c.n_turns)])
+        self.episodes.remove([c.id for c in gone])
+        self._sessions_dirty = self._sessions_dirty or bool(gone)
+
+    def update_state(self, episodes: Sequence[Episode]) -> None:
+        """Take the recall state (count, access, strength, archived) of known episodes."""
+        for ep in episodes:
+            card = self.cards.get(ep.id)
+            if card is not None:
+                self.cards[ep.id] = replace(
+                    card,
+                    last_accessed=ep.last_accessed,
+                    strength=ep.strength,
+                    recall_count=ep.recall_count,
+                    archived=ep.archived,
+                )
+
+    def neighbours(self, episode_id: str, n: int) -> tuple[builtins.list[str], builtins.list[str]]:
+        """Ids of up to ``n`` episodes before and after ``episode_id`` in its session."""
+        if self._sessions_dirty:
+            by_session: dict[str, builtins.list[EpisodeCard]] = {}
+            for each in self.cards.values():
+                by_session.setdefault(each.session, []).append(each)
+            self._sessions = {
+                s: [c.id for c in sorted(cs, key=lambda c: (c.opened_at, c.id))]
+                for s, cs in by_session.items()
+            }
+            self._sessions_dirty = False
+        card = self.cards.get(episode_id)
+        if card is None or n < 1:
+            return [], []
+        order = self._sessions[card.session]
+        at = order.index(episode_id)  # O(session length): fine for a handful of hits
+        return order[max(0, at - n) : at], order[at + 1 : at + 1 + n]
+
+    @classmethod
+    def build(cls, store: EpisodeStore) -> TenantIndex:
+        """Read every episode of ``store`` (archived included) into a new index."""
+        index = cls()
+        offset = 0
+        while True:
+            page = store.list(limit=_PAGE, offset=offset, include_archived=True)
+            index.add(page)
+            if len(page) < _PAGE:
+                return index
+            offset += _PAGE
+
+
+class IndexedStore:
+    """A tenant-bound store whose writes also keep a :class:`TenantIndex` current.
+
+    Implements :class:`~episeg.typing.EpisodeStore` by delegation; ``add``
+    fills missing turn vectors with ``embed_turns`` (when given) so the
+    store's turn index holds every turn. Writes by others are noticed through
+    the store's count, read at most every ``check_interval`` seconds.
+    """
+
+    def __init__(
+        self,
+        store: EpisodeStore,
+        *,
+        embed_turns: Callable[[Sequence[str]], np.ndarray] | None = None,
+        check_interval: float = 1.0,
+    ) -> None:
+        self._store = store
+        self._embed_turns = embed_turns
+        self._check_interval = check_interval
+        self._checked_at = -math.inf
+        self._index: TenantIndex | None = None
+        self._known_count = -1
+        self._lock = threading.RLock()
+
+    @property
+    def tenant(self) -> str:
+        return self._store.tenant
+
+    @property
+    def inner(self) -> EpisodeStore:
+        """The wrapped store."""
+        return self._store
+
+    @property
+    def index(self) -> TenantIndex:
+        """The tenant's index, (re)built from the store when it is missing or stale."""
+        with self._lock:
+            now = time.monotonic()
+            if self._index is not None and now - self._checked_at < self._check_interval:
+                return self._index
+            count = self._store.count()
+            self._checked_at = now
+            if self._index is None or count != self._known_count:
+                self._index = TenantIndex.build(self._store)
+                self._known_count = count
+            return self._index
+
+    def add(self, episodes: Sequence[Episode]) -> None:
+        filled = [self._with_turn_vectors(ep) for ep in episodes]
+        with self._lock:
+            self._store.add(filled)
+            if self._index is not None:
+                new = {ep.id for ep in filled} - set(self._index.cards)
+                self._index.add(filled)
+                self._known_count += len(new)
+
+    def get(self, ids: Sequence[str]) -> builtins.list[Episode]:
+        return self._store.get(ids)
+
+    def query(self, embedding: np.ndarray, k: int) -> builtins.list[tuple[Episode, float]]:
+        return self._store.query(embedding, k)
+
+    def query_turns(self, embedding: np.ndarray, k: int, *, where: Any = None) -> Any:
+        """The wrapped store's turn query, or ``None`` if it has no turn index."""
+        query_turns = getattr(self._store, "query_turns", None)
+        return None if query_turns is None else query_turns(embedding, k, where=where)
+
+    def list(
+        self, *, limit: int = 100, offset: int = 0, include_archived: bool = False
+    ) -> builtins.list[Episode]:
+        return self._store.list(limit=limit, offset=offset, include_archived=include_archived)
+
+    def count(self) -> int:
+        return self._store.count()
+
+    def update(self, episodes: Sequence[Episode]) -> None:
+        with self._lock:
+            self._store.update(episodes)
+            if self._index is not None:
+                self._index.update_state(episodes)
+
+    def delete(self, ids: Sequence[str]) -> None:
+        with self._lock:
+            self._store.delete(ids)
+            if self._index is not None:
+                before = len(self._index)
+                self._index.remove(ids)
+                self._known_count -= before - len(self._index)
+
+    def _with_turn_vectors(self, ep: Episode) -> Episode:
+        if ep.turn_embeddings is not None or self._embed_turns is None or not ep.turns:
+            return ep
+        vectors = np.asarray(self._embed_turns([t.text for t in ep.turns]), dtype=np.float32)
+        return replace(ep, turn_embeddings=vectors)

@@ -1,0 +1,162 @@
+"""A BM25 index over one tenant's texts (``bm25s``), kept fresh by small rebuilds.
+
+``bm25s`` builds an immutable index, so :class:`LexicalIndex` keeps two: a
+*main* index over most documents and a small *delta* index over the ones
+added since the main was built. Adding marks the delta stale; the next
+:meth:`LexicalIndex.top` rebuilds only the delta (cheap), and folds it into
+the main once it holds more than ``merge_ratio`` of the main (or more than
+``merge_min`` documents on a small index), so the total rebuild cost stays
+linear in the documents added. Scores of the two parts are merged as they
+are (the delta's IDF is computed over the delta only: a small, bounded
+approximation until the next merge). Removal hides a key at once and drops
+it from the index at the next rebuild of its part.
+
+Tokens: lower case, English stop words removed, Snowball English stemmer
+(``PyStemmer``); documents are tokenised once, when added.
+
+>>> idx = LexicalIndex()
+>>> idx.add(["a", "b"], ["Caroline went to the support group", "Melanie paints sunsets"])
+>>> [(key, round(score, 3)) for key, score in idx.top("Who went to a support group?", k=5)]
+[('a', 0.782)]
+>>> idx.remove(["a"]); idx.top("support group", k=5)
+[]
+"""
+
+from __future__ import annotations
+
+from collections.abc import Hashable, Sequence
+from typing import Any, Generic, TypeVar
+
+import bm25s
+import numpy as np
+import Stemmer
+
+__all__ = ["LexicalIndex", "tokenize"]
+
+K = TypeVar("K", bound=Hashable)
+_STEMMER = Stemmer.Stemmer("english")
+
+
+def tokenize(texts: Sequence[str]) -> list[list[str]]:
+    """Lower-cased, stop-word-free, stemmed tokens of each text.
+
+    >>> tokenize(["The deploys are failing!"])
+    [['deploy', 'fail']]
+    """
+    if not texts:
+        return []
+    tokens: Any = bm25s.tokenize(
+        list(texts), stopwords="en", stemmer=_STEMMER, return_ids=False, show_progress=False
+    )
+    return [list(t) for t in tokens]
+
+
+class _Part(Generic[K]):
+    """One immutable bm25s index and the keys of its rows."""
+
+    def __init__(self, keys: list[K], tokens: list[list[str]]) -> None:
+        self.keys = keys
+        self.tokens = tokens
+        self._bm25: Any = None
+        if keys:
+            self._bm25 = bm25s.BM25()
+            self._bm25.index(tokens, show_progress=False)
+
+    def scores(self, query: list[str]) -> np.ndarray:
+        if self._bm25 is None or not query:
+            return np.zeros(len(self.keys), dtype=np.float32)
+        return np.asarray(self._bm25.get_scores(query), dtype=np.float32)
+
+
+class LexicalIndex(Generic[K]):
+    """BM25 over documents keyed by ``K``; see the module docstring.
+
+    Parameters
+    ----------
+    merge_ratio : float, default 0.1
+        The delta is folded into the main index when it exceeds this share of
+        the main (and the main is rebuilt when this share of its rows is dead).
+    merge_min : int, default 2000
+        ... but a delta of up to this many documents is never folded in.
+    """
+
+    _MAIN, _DELTA, _PENDING = 0, 1, 2
+
+    def __init__(self, *, merge_ratio: float = 0.1, merge_min: int = 2000) -> None:
+        if not merge_ratio > 0 or merge_min < 1:
+            raise ValueError(
+                f"need merge_ratio > 0 and merge_min >= 1, got {merge_ratio}, {merge_min}"
+            )
+        self._merge_ratio = merge_ratio
+        self._merge_min = merge_min
+        self._parts: tuple[_Part[K], _Part[K]] = (_Part([], []), _Part([], []))
+        self._docs: dict[K, list[str]] = {}
+        self._owner: dict[K, int] = {}
+        self._dirty = False
+
+    def __len__(self) -> int:
+        return len(self._docs)
+
+    def __contains__(self, key: object) -> bool:
+        return key in self._docs
+
+    def add(self, keys: Sequence[K], texts: Sequence[str]) -> None:
+        """Index ``texts`` under ``keys``; an existing key is replaced."""
+        if len(keys) != len(texts):
+            raise ValueError(f"{len(keys)} keys for {len(texts)} texts")
+        for key, tokens in zip(keys, tokenize(texts), strict=True):
+            self._docs[key] = tokens
+            self._owner[key] = self._PENDING
+            self._dirty = True
+
+    def remove(self, keys: Sequence[K]) -> None:
+        """Hide ``keys`` from every later query; unknown keys are ignored."""
+        for key in keys:
+            if self._docs.pop(key, None) is not None:
+                self._owner.pop(key, None)
+                self._dirty = True
+
+    def top(self, query: str, k: int) -> list[tuple[K, float]]:
+        """The ``k`` best keys with a positive BM25 score for ``query``, best first.
+
+        Ties keep index order (the main index first, then insertion order).
+        """
+        if k < 1:
+            raise ValueError(f"k must be >= 1, got {k}")
+        self._refresh()
+        tokens = tokenize([query])[0]
+        found: list[tuple[K, float]] = []
+        if not tokens:
+            return found
+        for which, part in enumerate(self._parts):
+            scores = part.scores(tokens)
+            rows = np.flatnonzero(scores > 0)
+            rows = rows[np.argsort(-scores[rows], kind="stable")]
+            kept = 0
+            for row in rows:
+                key = part.keys[row]
+                if self._owner.get(key) == which:
+                    found.append((key, float(scores[row])))
+                    kept += 1
+                    if kept == k:
+                        break
+        found.sort(key=lambda item: -item[1])
+        return found[:k]
+
+    def _refresh(self) -> None:
+        if not self._dirty:
+            return
+        main, _ = self._parts
+        delta = [key for key, owner in self._owner.items() if owner != self._MAIN]
+        main_live = len(self._owner) - len(delta)
+        dead = len(main.keys) - main_live
+        if len(delta) > max(self._merge_min, self._merge_ratio * main_live) or (
+            dead > self._merge_ratio * len(main.keys)
+        ):
+            keys = list(self._docs)
+            self._parts = (_Part(keys, [self._docs[key] for key in keys]), _Part([], []))
+            self._owner = dict.fromkeys(keys, self._MAIN)
+        else:
+            self._parts = (main, _Part(delta, [self._docs[key] for key in delta]))
+            self._owner.update(dict.fromkeys(delta, self._DELTA))
+        self._dirty = False

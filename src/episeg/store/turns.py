@@ -1,0 +1,139 @@
+"""The turn vectors of one tenant's episodes, in a second Chroma collection.
+
+The episode stays the unit of memory; its turns are indexed too, so recall
+can find an episode by the turn that matches. Each tenant has its own turn
+collection (``tu_`` + the same hash as its episode collection, stamped with
+the tenant like every row in it), so a turn query can only ever see that
+tenant's turns, as with episodes. Rows are derived data: they are written
+and deleted together with their episode by
+:class:`~episeg.store.chroma.ChromaEpisodeStore`, and an episode stored
+without turn vectors simply has no rows (recall still finds it through its
+episode vector and the lexical index).
+
+Row id ``<episode id>:<position>``; metadata: ``tenant``, ``episode``,
+``pos`` (0-based position in the episode), ``session``, ``ts`` (float,
+seconds since the epoch; Chroma floats keep about 7 digits of a time, so
+time-range filters are approximate and recall re-checks the range against
+the episode); ``archived`` is not copied (recall checks the episode).
+
+A query reads ids and distances only (fetching metadata would cost ~25 us a
+row): the episode id and position come from the row id. A row's episode is
+then looked up through the tenant's own catalogue and episode store, so a row
+that does not belong there can never surface as a hit.
+
+>>> from episeg.store.turns import turn_collection_name
+>>> turn_collection_name("alice")[:3]
+'tu_'
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
+from typing import Any
+
+import numpy as np
+
+from episeg.errors import StoreError, TenantError
+from episeg.store.tenants import collection_name
+from episeg.types import Episode
+
+__all__ = ["TurnMatch", "TurnRows", "turn_collection_name"]
+
+_CHROMA_MAX_INT = 2**31 - 1
+_WRITE_BATCH = 5000
+
+
+def turn_collection_name(tenant: str) -> str:
+    """The Chroma collection that holds ``tenant``'s turn vectors (validates first)."""
+    return "tu_" + collection_name(tenant)[3:]
+
+
+@dataclass(frozen=True, slots=True)
+class TurnMatch:
+    """One turn found by a vector query: its episode, position and cosine similarity."""
+
+    episode_id: str
+    position: int
+    similarity: float
+
+
+class TurnRows:
+    """Reads and writes the turn rows of one tenant (a thin layer over a collection).
+
+    Raises
+    ------
+    TenantError
+        When the collection is stamped with another tenant.
+    """
+
+    def __init__(self, tenant: str, collection: Any) -> None:
+        owner = (collection.metadata or {}).get("episeg_tenant")
+        if owner != tenant:
+            raise TenantError(f"collection {collection.name} belongs to {owner!r}, not {tenant!r}")
+        self._tenant = tenant
+        self._col = collection
+
+    def upsert(self, episodes: Sequence[Episode]) -> None:
+        """Write the turn rows of ``episodes`` that carry ``turn_embeddings``."""
+        ids: list[str] = []
+        metas: list[dict[str, Any]] = []
+        vectors: list[np.ndarray] = []
+        for ep in episodes:
+            if ep.turn_embeddings is None:
+                continue
+            matrix = np.asarray(ep.turn_embeddings, dtype=np.float32)
+            if matrix.ndim != 2 or matrix.shape[0] != len(ep.turns):
+                raise StoreError(
+                    f"episode {ep.id!r} has {len(ep.turns)} turns but turn_embeddings of "
+                    f"shape {matrix.shape}"
+                )
+            if not np.all(np.isfinite(matrix)):
+                raise StoreError(f"episode {ep.id!r} has non-finite turn embeddings")
+            for pos, turn in enumerate(ep.turns):
+                ids.append(f"{ep.id}:{pos}")
+                metas.append(
+                    {
+                        "tenant": self._tenant,
+                        "episode": ep.id,
+                        "pos": pos,
+                        "session": ep.session,
+                        "ts": float(turn.ts),
+                    }
+                )
+                vectors.append(matrix[pos])
+        for start in range(0, len(ids), _WRITE_BATCH):
+            end = start + _WRITE_BATCH
+            self._col.upsert(
+                ids=ids[start:end],
+                metadatas=metas[start:end],
+                embeddings=np.stack(vectors[start:end]),
+            )
+
+    def delete_episodes(self, episode_ids: Sequence[str]) -> None:
+        """Delete every turn row of these episodes."""
+        if episode_ids:
+            self._col.delete(where={"episode": {"$in": list(episode_ids)}})
+
+    def count(self) -> int:
+        return int(self._col.count())
+
+    def query(
+        self, embedding: np.ndarray, k: int, *, where: Mapping[str, Any] | None = None
+    ) -> list[TurnMatch]:
+        """The ``k`` nearest turns, best first (optionally filtered by ``where``)."""
+        if k < 1:
+            raise ValueError(f"k must be >= 1, got {k}")
+        vector = np.asarray(embedding, dtype=np.float32).reshape(1, -1)
+        res = self._col.query(
+            query_embeddings=vector,
+            n_results=min(k, _CHROMA_MAX_INT),
+            where=dict(where) if where else None,
+            include=["distances"],
+        )
+        out = []
+        for row_id, dist in zip(res["ids"][0], res["distances"][0], strict=True):
+            episode_id, _, pos = str(row_id).rpartition(":")
+            if episode_id and pos.isdigit():
+                out.append(TurnMatch(episode_id, int(pos), 1.0 - float(dist)))
+        return out
