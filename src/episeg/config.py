@@ -1,243 +1,457 @@
-"""The one frozen configuration object, with documented defaults.
+"""The one frozen configuration object, composed of sections with documented defaults.
 
->>> from episeg.config import EpisegConfig
+Each section is named after what it configures and its fields are named like
+that component's constructor keywords, so ``SemanticConfig(threshold=0.7)``
+feeds ``SemanticShift(threshold=0.7)``. Bounds live here only: every section
+checks its own fields once, on construction, and the components validate
+their keywords through the same section.
+
 >>> cfg = EpisegConfig()
->>> cfg.window_max_turns, cfg.judge_every
-(24, 4)
->>> EpisegConfig(semantic_threshold=2.5)
+>>> cfg.window.max_turns, cfg.judge.every, cfg.drift.min_turns
+(24, 4, 2)
+>>> EpisegConfig(semantic=SemanticConfig(threshold=2.5))
 Traceback (most recent call last):
 ...
-episeg.errors.ConfigError: semantic_threshold must be in (0, 2], got 2.5
->>> cfg.with_overrides(judge_gate="periodic").judge_gate
+episeg.errors.ConfigError: semantic.threshold must be in (0, 2], got 2.5
+>>> cfg.with_overrides(**{"judge.gate": "periodic", "semantic.threshold": 0.7}).judge.gate
 <JudgeGate.PERIODIC: 'periodic'>
+>>> WindowConfig(max_turns=8).kwargs()
+{'max_turns': 8, 'max_seconds': 3600.0, 'hard_factor': 1.5}
+>>> cfg.with_overrides(semantic_threshold=0.7)
+Traceback (most recent call last):
+...
+episeg.errors.ConfigError: unknown config field 'semantic_threshold'; valid: ...
 """
 
 from __future__ import annotations
 
 import dataclasses
-from dataclasses import dataclass
-from enum import StrEnum
-from typing import Any
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+from types import MappingProxyType
+from typing import Any, ClassVar
 
 from episeg.errors import ConfigError
+from episeg.types import Actor, JudgeGate, SignalName
 
-__all__ = ["EpisegConfig", "JudgeGate"]
+__all__ = [
+    "DriftConfig",
+    "EmbeddingConfig",
+    "EpisegConfig",
+    "ForgettingConfig",
+    "IntakeConfig",
+    "JudgeConfig",
+    "JudgeGate",
+    "PolicyConfig",
+    "RecallConfig",
+    "SalienceConfig",
+    "SemanticConfig",
+    "WindowConfig",
+]
 
 
-class JudgeGate(StrEnum):
-    """When the prediction-error judge is consulted.
+def _fail(section: str, name: str, rule: str, value: object) -> ConfigError:
+    return ConfigError(f"{section}.{name} must be {rule}, got {value!r}")
 
-    ``ambiguous``: only when the cheap signals' combined evidence falls in the
-    ambiguity band; ``periodic``: every ``judge_every`` turns (the seed's
-    cadence); ``both``: either; ``never``: the judge is not asked.
-    """
 
-    AMBIGUOUS = "ambiguous"
-    PERIODIC = "periodic"
-    BOTH = "both"
-    NEVER = "never"
+def _int(section: str, name: str, value: object, *, low: int = 1) -> None:
+    if isinstance(value, bool) or not isinstance(value, int) or value < low:
+        rule = "a positive integer" if low == 1 else f"an integer >= {low}"
+        raise _fail(section, name, rule, value)
 
-    @classmethod
-    def parse(cls, value: object) -> JudgeGate:
-        if isinstance(value, cls):
-            return value
-        try:
-            return cls(str(value).lower())
-        except ValueError:
-            valid = ", ".join(m.value for m in cls)
-            raise ConfigError(f"unknown judge_gate {value!r}; valid: {valid}") from None
+
+def _num(
+    section: str,
+    name: str,
+    value: Any,
+    low: float,
+    high: float = float("inf"),
+    *,
+    low_open: bool = False,
+    high_open: bool = False,
+) -> None:
+    ok = isinstance(value, int | float) and not isinstance(value, bool)
+    if ok:
+        ok = (value > low if low_open else value >= low) and (
+            value < high if high_open else value <= high
+        )
+    if not ok:
+        if high == float("inf"):
+            rule = f"{'>' if low_open else '>='} {low:g}"
+        else:
+            rule = f"in {'(' if low_open else '['}{low:g}, {high:g}{')' if high_open else ']'}"
+        raise _fail(section, name, rule, value)
+
+
+def _triple(section: str, name: str, value: Any) -> tuple[float, float, float]:
+    try:
+        triple = tuple(float(v) for v in value)
+    except (TypeError, ValueError):
+        triple = ()
+    if len(triple) != 3 or any(not v >= 0 for v in triple):
+        raise _fail(section, name, "3 non-negative numbers", value)
+    return triple[0], triple[1], triple[2]
+
+
+class _Section:
+    """What every section shares: its name and its fields as constructor keywords."""
+
+    section: ClassVar[str]
+
+    def kwargs(self) -> dict[str, Any]:
+        """The fields as keyword arguments for the component this section configures."""
+        return {f.name: getattr(self, f.name) for f in dataclasses.fields(self)}  # type: ignore[arg-type]
 
 
 @dataclass(frozen=True, kw_only=True)
-class EpisegConfig:
-    """Every tunable of episeg, keyword-only, validated on construction.
+class WindowConfig(_Section):
+    """Signal 1, :class:`~episeg.segmentation.signals.window.FixedWindow`.
 
-    Segmentation
-    ------------
-    window_max_turns : int, default 24
-        Signal 1 floor: an episode reaching this many turns closes at the next
-        user turn (so an exchange is not cut mid-answer) and unconditionally at
-        ``window_hard_factor`` times this many.
-    window_max_seconds : float, default 3600
-        Signal 1 floor by clock time between the episode's first turn and now.
-    window_hard_factor : float, default 1.5
-        Multiplier for the unconditional cut (see ``window_max_turns``).
-    semantic_threshold : float, default 0.65
-        Signal 2: cosine distance of a turn to the episode's running mean above
-        which the turn is evidence of a shift (tuned for all-MiniLM-L6-v2 on
-        dialogue turns; see docs/RESULTS.md).
-    semantic_decay : float, default 0.6
+    max_turns : int, default 24
+        An episode reaching this many turns closes at the next user turn (so an
+        exchange is not cut mid-answer) and unconditionally at ``hard_factor``
+        times this many.
+    max_seconds : float, default 3600
+        The same floor by clock time between the episode's first turn and now.
+    hard_factor : float, default 1.5
+        Multiplier for the unconditional cut (>= 1).
+    """
+
+    section: ClassVar[str] = "window"
+    max_turns: int = 24
+    max_seconds: float = 3600.0
+    hard_factor: float = 1.5
+
+    def __post_init__(self) -> None:
+        _int(self.section, "max_turns", self.max_turns)
+        _num(self.section, "max_seconds", self.max_seconds, 0.0, low_open=True)
+        _num(self.section, "hard_factor", self.hard_factor, 1.0)
+
+
+@dataclass(frozen=True, kw_only=True)
+class SemanticConfig(_Section):
+    """Signal 2, :class:`~episeg.segmentation.signals.semantic.SemanticShift`.
+
+    threshold : float, default 0.65
+        Cosine distance of a turn to the episode's running mean above which the
+        turn is evidence of a shift (tuned for all-MiniLM-L6-v2 on dialogue
+        turns; see docs/RESULTS.md).
+    decay : float, default 0.6
         Weight kept by the running mean when a turn is folded in (lower reacts
-        faster to recent turns).
-    semantic_min_turns : int, default 2
+        faster to recent turns), in [0, 1).
+    min_turns : int, default 2
         The semantic signal abstains until the episode has this many turns.
-    semantic_min_words : int, default 4
-        Turns with fewer content words weigh proportionally less in the
-        semantic signal (short turns have unreliable embeddings).
-    drift_delta : float, default 0.05
-        Page-Hinkley tolerance subtracted from each distance deviation.
-    drift_threshold : float, default 0.9
-        Page-Hinkley alarm level for the cumulative (gradual drift) detector.
-    judge_every : int, default 4
-        Periodic prediction-error check cadence in turns (0 disables it).
-    judge_gate : JudgeGate, default "ambiguous"
-        When the judge is consulted; see :class:`JudgeGate`.
+    min_words : int, default 4
+        Turns with fewer content words weigh proportionally less (short turns
+        have unreliable embeddings).
+    """
+
+    section: ClassVar[str] = "semantic"
+    threshold: float = 0.65
+    decay: float = 0.6
+    min_turns: int = 2
+    min_words: int = 4
+
+    def __post_init__(self) -> None:
+        _num(self.section, "threshold", self.threshold, 0.0, 2.0, low_open=True)
+        _num(self.section, "decay", self.decay, 0.0, 1.0, high_open=True)
+        _int(self.section, "min_turns", self.min_turns)
+        _int(self.section, "min_words", self.min_words)
+
+
+@dataclass(frozen=True, kw_only=True)
+class DriftConfig(_Section):
+    """Signal 2b, :class:`~episeg.segmentation.signals.drift.GradualDrift` (Page-Hinkley).
+
+    delta : float, default 0.05
+        Tolerance subtracted from each distance deviation (>= 0).
+    threshold : float, default 0.9
+        Alarm level of the cumulative detector (> 0).
+    min_turns : int, default 2
+        The drift signal abstains until the episode has this many turns.
+    """
+
+    section: ClassVar[str] = "drift"
+    delta: float = 0.05
+    threshold: float = 0.9
+    min_turns: int = 2
+
+    def __post_init__(self) -> None:
+        _num(self.section, "delta", self.delta, 0.0)
+        _num(self.section, "threshold", self.threshold, 0.0, low_open=True)
+        _int(self.section, "min_turns", self.min_turns)
+
+
+@dataclass(frozen=True, kw_only=True)
+class JudgeConfig(_Section):
+    """Signal 3, :class:`~episeg.segmentation.signals.prediction.PredictionError`.
+
+    every : int, default 4
+        Periodic check cadence in turns (0 disables it); used when ``gate`` is
+        periodic or both.
+    gate : JudgeGate, default "ambiguous"
+        When the judge is consulted; see :class:`~episeg.types.JudgeGate`.
+    """
+
+    section: ClassVar[str] = "judge"
+    every: int = 4
+    gate: JudgeGate = JudgeGate.AMBIGUOUS
+
+    def __post_init__(self) -> None:
+        _int(self.section, "every", self.every, low=0)
+        object.__setattr__(self, "gate", JudgeGate.parse(self.gate))
+
+
+_DEFAULT_WEIGHTS: dict[str, float] = {
+    SignalName.SEMANTIC: 1.0,
+    SignalName.DRIFT: 0.6,
+    SignalName.STRUCTURAL: 1.0,
+}
+_ACTORS = tuple(a.value for a in Actor)
+
+
+@dataclass(frozen=True, kw_only=True)
+class PolicyConfig(_Section):
+    """The combiner, :class:`~episeg.segmentation.policy.BoundaryPolicy`.
+
+    weights : Mapping[SignalName | str, float], default semantic 1.0, drift 0.6, structural 1.0
+        Weight of each hint signal (a signal not named weighs 0).
     boundary_evidence : float, default 1.0
         Weighted evidence at or above which the combiner declares a boundary.
     ambiguity_floor : float, default 0.5
         Evidence in [ambiguity_floor, boundary_evidence) is ambiguous: the
         judge (if gated in) decides.
-    semantic_weight, drift_weight, structural_weight : float
-        Weights of the hint signals in the combiner (defaults 1.0, 0.6, 1.0).
     hint_actors : tuple[str, ...], default ("user", "system")
         Actors before whose turns *hint* evidence (semantic, drift, inferred
         structure, the judge) may open an episode. Authoritative signals
         (agent marker, harness system-event, window) cut anywhere. Use all
         four actors for corpora whose speaker labels carry no meaning.
+    """
+
+    section: ClassVar[str] = "policy"
+    weights: Mapping[str, float] = field(default_factory=lambda: dict(_DEFAULT_WEIGHTS))
+    boundary_evidence: float = 1.0
+    ambiguity_floor: float = 0.5
+    hint_actors: tuple[str, ...] = ("user", "system")
+
+    def __post_init__(self) -> None:
+        if not isinstance(self.weights, Mapping):
+            raise _fail(self.section, "weights", "a mapping of signal name to weight", self.weights)
+        weights = {}
+        for name, weight in self.weights.items():
+            _num(self.section, f"weights.{name}", weight, 0.0)
+            weights[SignalName.parse(name)] = float(weight)
+        object.__setattr__(self, "weights", MappingProxyType(weights))
+        _num(self.section, "boundary_evidence", self.boundary_evidence, 0.0, low_open=True)
+        _num(self.section, "ambiguity_floor", self.ambiguity_floor, 0.0)
+        if self.ambiguity_floor > self.boundary_evidence:
+            raise ConfigError("policy.ambiguity_floor must not exceed policy.boundary_evidence")
+        actors = self.hint_actors
+        if isinstance(actors, str) or not set(actors) <= set(_ACTORS):
+            raise _fail(self.section, "hint_actors", f"a tuple drawn from {_ACTORS}", actors)
+        object.__setattr__(self, "hint_actors", tuple(actors))
+
+
+@dataclass(frozen=True, kw_only=True)
+class IntakeConfig(_Section):
+    """Turn intake, :meth:`~episeg.segmentation.intake.SessionIntake.accept`.
+
     max_turn_chars : int, default 100_000
         Longer turn texts are refused with a ``TurnValidationError``.
-    embed_max_chars : int, default 2000
+    """
+
+    section: ClassVar[str] = "intake"
+    max_turn_chars: int = 100_000
+
+    def __post_init__(self) -> None:
+        _int(self.section, "max_turn_chars", self.max_turn_chars)
+
+
+@dataclass(frozen=True, kw_only=True)
+class EmbeddingConfig(_Section):
+    """How turns are embedded (:class:`~episeg.embedders.MiniLMEmbedder` by default).
+
+    max_chars : int, default 2000
         Only this many leading characters of a turn are embedded (MiniLM reads
         256 word pieces at most); the whole text is stored.
-    embed_batch_size : int, default 32
+    batch_size : int, default 32
         Batch size for batch segmentation and episode embedding.
+    """
 
-    Salience, recall and forgetting
-    -------------------------------
-    salience_domain : str, default "general"
-        Anchor set for the salience scorers: general, coding, sre.
-    recall_weights : tuple[float, float, float], default (1.0, 1.0, 1.0)
+    section: ClassVar[str] = "embedding"
+    max_chars: int = 2000
+    batch_size: int = 32
+
+    def __post_init__(self) -> None:
+        _int(self.section, "max_chars", self.max_chars)
+        _int(self.section, "batch_size", self.batch_size)
+
+
+@dataclass(frozen=True, kw_only=True)
+class SalienceConfig(_Section):
+    """The salience scorers (:class:`~episeg.salience.AnchoredOfflineScorer`, LLM scorers).
+
+    anchors : str, default "general"
+        Anchor set: general, coding, sre (checked by the scorer that loads it).
+    """
+
+    section: ClassVar[str] = "salience"
+    anchors: str = "general"
+
+    def __post_init__(self) -> None:
+        if not isinstance(self.anchors, str) or not self.anchors:
+            raise _fail(self.section, "anchors", "an anchor set name", self.anchors)
+
+
+@dataclass(frozen=True, kw_only=True)
+class RecallConfig(_Section):
+    """Recall, :class:`~episeg.recall.Recaller` and :func:`~episeg.recall.rerank`.
+
+    weights : tuple[float, float, float], default (1.0, 1.0, 1.0)
         Weights of (recency, importance, similarity) in the rerank.
-    recall_min_span : tuple[float, float, float], default (0.1, 0.3, 0.2)
+    min_span : tuple[float, float, float], default (0.1, 0.3, 0.2)
         Smallest raw range each rerank term (recency, importance, similarity)
         is min-max stretched over, so near-equal values stay near-equal: 0.1
         of recency is about 21 hours, 0.3 of importance about 3 salience points.
     recency_base : float, default 0.995
         Recency = recency_base ** hours since last access (Generative Agents).
-    recall_candidates : int, default 50
+    candidates : int, default 50
         Nearest neighbours fetched before the rerank (at least ``k``).
-    strength_initial_days : float, default 1.0
-        MemoryBank strength S of a never-recalled episode, in days.
-    strength_growth_days : float, default 1.0
+    """
+
+    section: ClassVar[str] = "recall"
+    weights: tuple[float, float, float] = (1.0, 1.0, 1.0)
+    min_span: tuple[float, float, float] = (0.1, 0.3, 0.2)
+    recency_base: float = 0.995
+    candidates: int = 50
+
+    def __post_init__(self) -> None:
+        object.__setattr__(self, "weights", _triple(self.section, "weights", self.weights))
+        object.__setattr__(self, "min_span", _triple(self.section, "min_span", self.min_span))
+        _num(self.section, "recency_base", self.recency_base, 0.0, 1.0, low_open=True)
+        _int(self.section, "candidates", self.candidates)
+
+
+@dataclass(frozen=True, kw_only=True)
+class ForgettingConfig(_Section):
+    """MemoryBank-style strength and the maintenance pass (:mod:`episeg.recall.forgetting`).
+
+    initial_days : float, default 1.0
+        Strength S of a never-recalled episode, in days (> 0).
+    growth_days : float, default 1.0
         Added to S on each recall (R = exp(-t / S), t in days).
     archive_floor : float, default 0.05
         ``maintain(archive=True)`` archives episodes whose retention R falls below.
     """
 
-    window_max_turns: int = 24
-    window_max_seconds: float = 3600.0
-    window_hard_factor: float = 1.5
-    semantic_threshold: float = 0.65
-    semantic_decay: float = 0.6
-    semantic_min_turns: int = 2
-    semantic_min_words: int = 4
-    drift_delta: float = 0.05
-    drift_threshold: float = 0.9
-    judge_every: int = 4
-    judge_gate: JudgeGate = JudgeGate.AMBIGUOUS
-    boundary_evidence: float = 1.0
-    ambiguity_floor: float = 0.5
-    semantic_weight: float = 1.0
-    drift_weight: float = 0.6
-    structural_weight: float = 1.0
-    hint_actors: tuple[str, ...] = ("user", "system")
-    max_turn_chars: int = 100_000
-    embed_max_chars: int = 2000
-    embed_batch_size: int = 32
-    salience_domain: str = "general"
-    recall_weights: tuple[float, float, float] = (1.0, 1.0, 1.0)
-    recall_min_span: tuple[float, float, float] = (0.1, 0.3, 0.2)
-    recency_base: float = 0.995
-    recall_candidates: int = 50
-    strength_initial_days: float = 1.0
-    strength_growth_days: float = 1.0
+    section: ClassVar[str] = "forgetting"
+    initial_days: float = 1.0
+    growth_days: float = 1.0
     archive_floor: float = 0.05
 
     def __post_init__(self) -> None:
-        object.__setattr__(self, "judge_gate", JudgeGate.parse(self.judge_gate))
-        object.__setattr__(self, "recall_weights", tuple(float(w) for w in self.recall_weights))
-        valid_actors = ("user", "assistant", "tool", "system")
-        if isinstance(self.hint_actors, str) or not set(self.hint_actors) <= set(valid_actors):
-            raise ConfigError(
-                f"hint_actors must be a tuple drawn from {valid_actors}, got {self.hint_actors!r}"
-            )
-        object.__setattr__(self, "hint_actors", tuple(self.hint_actors))
-        _positive_int(
-            self,
-            "window_max_turns",
-            "embed_batch_size",
-            "semantic_min_turns",
-            "semantic_min_words",
-            "max_turn_chars",
-            "embed_max_chars",
-            "recall_candidates",
-        )
-        if self.judge_every < 0:
-            raise ConfigError(f"judge_every must be >= 0, got {self.judge_every}")
-        _in_range(self, "semantic_threshold", 0.0, 2.0, low_open=True)
-        _in_range(self, "semantic_decay", 0.0, 1.0, high_open=True)
-        _in_range(self, "recency_base", 0.0, 1.0, low_open=True)
-        _in_range(self, "archive_floor", 0.0, 1.0)
-        for name in (
-            "window_max_seconds",
-            "drift_threshold",
-            "boundary_evidence",
-            "strength_initial_days",
-        ):
-            if not getattr(self, name) > 0:
-                raise ConfigError(f"{name} must be > 0, got {getattr(self, name)}")
-        for name in (
-            "drift_delta",
-            "ambiguity_floor",
-            "semantic_weight",
-            "drift_weight",
-            "structural_weight",
-            "strength_growth_days",
-        ):
-            if not getattr(self, name) >= 0:
-                raise ConfigError(f"{name} must be >= 0, got {getattr(self, name)}")
-        if self.window_hard_factor < 1.0:
-            raise ConfigError(f"window_hard_factor must be >= 1, got {self.window_hard_factor}")
-        if self.ambiguity_floor > self.boundary_evidence:
-            raise ConfigError("ambiguity_floor must not exceed boundary_evidence")
-        object.__setattr__(self, "recall_min_span", tuple(float(w) for w in self.recall_min_span))
-        if len(self.recall_min_span) != 3 or any(w < 0 for w in self.recall_min_span):
-            raise ConfigError(
-                f"recall_min_span must be 3 non-negative numbers, got {self.recall_min_span}"
-            )
-        if len(self.recall_weights) != 3 or any(w < 0 for w in self.recall_weights):
-            raise ConfigError(
-                f"recall_weights must be 3 non-negative numbers, got {self.recall_weights}"
-            )
+        _num(self.section, "initial_days", self.initial_days, 0.0, low_open=True)
+        _num(self.section, "growth_days", self.growth_days, 0.0)
+        _num(self.section, "archive_floor", self.archive_floor, 0.0, 1.0)
+
+
+@dataclass(frozen=True, kw_only=True)
+class EpisegConfig:
+    """Every tunable of episeg, one section per component, each validated on construction.
+
+    Sections (see each class for its fields and defaults): ``window``
+    (:class:`WindowConfig`), ``semantic`` (:class:`SemanticConfig`), ``drift``
+    (:class:`DriftConfig`), ``judge`` (:class:`JudgeConfig`), ``policy``
+    (:class:`PolicyConfig`), ``intake`` (:class:`IntakeConfig`), ``embedding``
+    (:class:`EmbeddingConfig`), ``salience`` (:class:`SalienceConfig`), ``recall``
+    (:class:`RecallConfig`), ``forgetting`` (:class:`ForgettingConfig`).
+    """
+
+    window: WindowConfig = field(default_factory=WindowConfig)
+    semantic: SemanticConfig = field(default_factory=SemanticConfig)
+    drift: DriftConfig = field(default_factory=DriftConfig)
+    judge: JudgeConfig = field(default_factory=JudgeConfig)
+    policy: PolicyConfig = field(default_factory=PolicyConfig)
+    intake: IntakeConfig = field(default_factory=IntakeConfig)
+    embedding: EmbeddingConfig = field(default_factory=EmbeddingConfig)
+    salience: SalienceConfig = field(default_factory=SalienceConfig)
+    recall: RecallConfig = field(default_factory=RecallConfig)
+    forgetting: ForgettingConfig = field(default_factory=ForgettingConfig)
+
+    def __post_init__(self) -> None:
+        for f in dataclasses.fields(self):
+            value = getattr(self, f.name)
+            expected = _SECTIONS[f.name]
+            if isinstance(value, Mapping):
+                value = _section(f.name, {}, value)
+                object.__setattr__(self, f.name, value)
+            if not isinstance(value, expected):
+                raise ConfigError(f"{f.name} must be a {expected.__name__}, got {value!r}")
+
+    @staticmethod
+    def field_names() -> list[str]:
+        """Every section-qualified field name ``with_overrides`` accepts."""
+        return [
+            f"{name}.{f.name}" for name, cls in _SECTIONS.items() for f in dataclasses.fields(cls)
+        ]
 
     def with_overrides(self, **changes: Any) -> EpisegConfig:
-        """A copy with ``changes`` applied (validated like the constructor)."""
-        unknown = sorted(set(changes) - {f.name for f in dataclasses.fields(self)})
-        if unknown:
-            raise ConfigError(f"unknown config field(s) {unknown}")
-        return dataclasses.replace(self, **changes)
+        """A copy with ``changes`` applied, validated like the constructor.
+
+        Keys are section-qualified field names (``"semantic.threshold"``), a
+        mapping's entry (``"policy.weights.drift"``) or a whole section
+        (``semantic=SemanticConfig(...)`` or a mapping of its fields).
+        """
+        per_section: dict[str, dict[str, Any]] = {}
+        whole: dict[str, Any] = {}
+        valid = set(self.field_names())
+        for key, value in changes.items():
+            section, _, rest = key.partition(".")
+            if not rest and section in _SECTIONS:
+                whole[section] = value
+                continue
+            name, _, entry = rest.partition(".")
+            if f"{section}.{name}" not in valid:
+                raise ConfigError(
+                    f"unknown config field {key!r}; valid: {', '.join(sorted(valid))}"
+                )
+            if entry:
+                current = per_section.get(section, {}).get(name)
+                if current is None:
+                    current = dict(getattr(getattr(self, section), name))
+                current[entry] = value
+                value = current
+            per_section.setdefault(section, {})[name] = value
+        replaced = dict(whole)
+        for section, fields in per_section.items():
+            base = whole.get(section, getattr(self, section))
+            replaced[section] = _section(section, base, fields)
+        return dataclasses.replace(self, **replaced)
 
 
-def _positive_int(cfg: EpisegConfig, *names: str) -> None:
-    for name in names:
-        value = getattr(cfg, name)
-        if isinstance(value, bool) or not isinstance(value, int) or value < 1:
-            raise ConfigError(f"{name} must be a positive integer, got {value!r}")
+_SECTIONS: dict[str, type] = {
+    "window": WindowConfig,
+    "semantic": SemanticConfig,
+    "drift": DriftConfig,
+    "judge": JudgeConfig,
+    "policy": PolicyConfig,
+    "intake": IntakeConfig,
+    "embedding": EmbeddingConfig,
+    "salience": SalienceConfig,
+    "recall": RecallConfig,
+    "forgetting": ForgettingConfig,
+}
 
 
-def _in_range(
-    cfg: EpisegConfig,
-    name: str,
-    low: float,
-    high: float,
-    *,
-    low_open: bool = False,
-    high_open: bool = False,
-) -> None:
-    value = getattr(cfg, name)
-    too_low = value <= low if low_open else value < low
-    too_high = value >= high if high_open else value > high
-    if too_low or too_high:
-        left = "(" if low_open else "["
-        right = ")" if high_open else "]"
-        raise ConfigError(f"{name} must be in {left}{low:g}, {high:g}{right}, got {value}")
+def _section(name: str, base: Any, fields: Mapping[str, Any]) -> Any:
+    cls = _SECTIONS[name]
+    known = {f.name for f in dataclasses.fields(cls)}
+    unknown = sorted(set(fields) - known)
+    if unknown:
+        valid = ", ".join(f"{name}.{k}" for k in sorted(known))
+        raise ConfigError(f"unknown config field(s) {unknown} in {name}; valid: {valid}")
+    if isinstance(base, Mapping):
+        base = cls(**base)
+    elif not dataclasses.is_dataclass(base) or isinstance(base, type):
+        base = cls()
+    return dataclasses.replace(base, **fields)

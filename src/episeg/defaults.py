@@ -61,7 +61,7 @@ def default_embedder(config: EpisegConfig | None = None) -> Embedder:
     from episeg.embedders import MiniLMEmbedder
 
     config = config or EpisegConfig()
-    return MiniLMEmbedder.default(batch_size=config.embed_batch_size)
+    return MiniLMEmbedder.default(batch_size=config.embedding.batch_size)
 
 
 def default_judge(embedder: Embedder) -> Judge:
@@ -76,7 +76,7 @@ def default_scorer(embedder: Embedder, config: EpisegConfig | None = None) -> Sa
     from episeg.salience.offline import AnchoredOfflineScorer
 
     config = config or EpisegConfig()
-    return AnchoredOfflineScorer(embedder, anchors=config.salience_domain)
+    return AnchoredOfflineScorer(embedder, anchors=config.salience.anchors)
 
 
 def resolve_judge(judge: Judge | Default | None, embedder: Embedder) -> Judge | None:

@@ -69,7 +69,7 @@ class Memory:
         (:func:`episeg.defaults.default_judge`), ``None`` disables signal 3.
     scorer
         Salience scorer; ``DEFAULT`` is the offline anchored scorer for
-        ``config.salience_domain`` (:func:`episeg.defaults.default_scorer`);
+        ``config.salience.anchors`` (:func:`episeg.defaults.default_scorer`);
         ``None`` stores episodes unscored (and says so).
     backend
         A :class:`ChromaBackend` (e.g. ``ChromaBackend.http(...)`` for a

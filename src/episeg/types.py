@@ -8,7 +8,9 @@ Enums accept a member or its string value and name the valid values on error:
 >>> Actor.parse("robot")
 Traceback (most recent call last):
 ...
-episeg.errors.TurnValidationError: unknown actor 'robot'; valid: user, assistant, tool, system
+episeg.errors.InvalidTurnEnum: unknown actor 'robot'; valid: user, assistant, tool, system
+>>> SignalName.parse("semantic"), isinstance(SignalName.SEMANTIC, str)
+(<SignalName.SEMANTIC: 'semantic'>, True)
 >>> t = Turn(actor="user", text="why is auth returning 401?", ts=0.0)
 >>> t.actor, t.type
 (<Actor.USER: 'user'>, None)
@@ -24,14 +26,16 @@ from typing import Any, TypeVar
 
 import numpy as np
 
-from episeg.errors import TurnValidationError
+from episeg.errors import InvalidConfigEnum, InvalidEnumValue, InvalidTurnEnum, TurnValidationError
 
 __all__ = [
     "Actor",
     "Decision",
     "Episode",
+    "JudgeGate",
     "ObservedTurn",
     "Salience",
+    "SignalName",
     "Turn",
     "TurnType",
     "Verdict",
@@ -68,12 +72,17 @@ class _ParsableEnum(StrEnum):
                 return cls(value.strip().lower())
             except ValueError:
                 pass
-        valid = ", ".join(member.value for member in cls)
-        raise TurnValidationError(f"unknown {cls._label()} {value!r}; valid: {valid}")
+        valid = tuple(member.value for member in cls)
+        raise cls._error()(f"unknown {cls._label()} {value!r}", value=value, valid=valid)
 
     @classmethod
     def _label(cls) -> str:
         return cls.__name__.lower()
+
+    @classmethod
+    def _error(cls) -> type[InvalidEnumValue]:
+        """The error :meth:`parse` raises (a turn field's enum: a ``TurnValidationError``)."""
+        return InvalidEnumValue
 
     def __str__(self) -> str:
         return str(self.value)
@@ -86,6 +95,10 @@ class Actor(_ParsableEnum):
     ASSISTANT = "assistant"
     TOOL = "tool"
     SYSTEM = "system"
+
+    @classmethod
+    def _error(cls) -> type[InvalidEnumValue]:
+        return InvalidTurnEnum
 
 
 class TurnType(_ParsableEnum):
@@ -102,6 +115,56 @@ class TurnType(_ParsableEnum):
     @classmethod
     def _label(cls) -> str:
         return "turn type"
+
+    @classmethod
+    def _error(cls) -> type[InvalidEnumValue]:
+        return InvalidTurnEnum
+
+
+class SignalName(_ParsableEnum):
+    """The names of the five boundary signals (drift is signal 2's cumulative half).
+
+    ``COMBINER`` names the combiner's own verdict. :attr:`Verdict.signal` holds
+    the plain string value.
+    """
+
+    MARKER = "marker"
+    STRUCTURAL = "structural"
+    WINDOW = "window"
+    SEMANTIC = "semantic"
+    DRIFT = "drift"
+    PREDICTION = "prediction"
+    COMBINER = "combiner"
+
+    @classmethod
+    def _label(cls) -> str:
+        return "signal"
+
+    @classmethod
+    def _error(cls) -> type[InvalidEnumValue]:
+        return InvalidConfigEnum
+
+
+class JudgeGate(_ParsableEnum):
+    """When the prediction-error judge is consulted (``EpisegConfig.judge.gate``).
+
+    ``ambiguous``: only when the cheap signals' combined evidence falls in the
+    ambiguity band; ``periodic``: every ``judge.every`` turns (the seed's
+    cadence); ``both``: either; ``never``: the judge is not asked.
+    """
+
+    AMBIGUOUS = "ambiguous"
+    PERIODIC = "periodic"
+    BOTH = "both"
+    NEVER = "never"
+
+    @classmethod
+    def _label(cls) -> str:
+        return "judge_gate"
+
+    @classmethod
+    def _error(cls) -> type[InvalidEnumValue]:
+        return InvalidConfigEnum
 
 
 class Decision(_ParsableEnum):
@@ -218,11 +281,16 @@ class Verdict:
     reason: str = ""
     authoritative: bool = False
 
+    def __post_init__(self) -> None:
+        if isinstance(self.signal, SignalName):  # keep the plain string value
+            object.__setattr__(self, "signal", self.signal.value)
+
     def to_dict(self) -> dict[str, Any]:
+        """A JSON-ready dict; ``score`` is exact (rounding is for display only)."""
         return {
             "signal": self.signal,
             "decision": self.decision.value,
-            "score": round(float(self.score), 6),
+            "score": float(self.score),
             "reason": self.reason,
             "authoritative": self.authoritative,
         }

@@ -89,6 +89,8 @@ class SalienceScorer(Protocol):
     """Scores a whole episode once; never raises for a bad reply.
 
     A failure returns :meth:`Salience.unscored` with the reason (and is logged).
+    A scorer that raises anyway should raise :class:`~episeg.errors.ScoringError`;
+    :class:`~episeg.memory.Memory` then stores the episode unscored with the reason.
     """
 
     @property

@@ -106,7 +106,7 @@ class TestReportTimeline:
         for position in opening:
             assert sample_timeline.rows[position].fired, position
         assert any(b.is_sub_episode for b in sample_timeline.bands)
-        assert sample_timeline.threshold == EpisegConfig().semantic_threshold
+        assert sample_timeline.threshold == EpisegConfig().semantic.threshold
         assert sum(r.distance is not None for r in sample_timeline.rows) >= 15
         assert all(b.episode.salience is not None for b in sample_timeline.bands)
 

@@ -8,7 +8,7 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from episeg.config import EpisegConfig
+from episeg.config import EpisegConfig, ForgettingConfig
 from episeg.recall.forgetting import maintain, reinforce, retention
 from episeg.recall.rerank import Recaller
 from episeg.store import ChromaBackend
@@ -34,7 +34,7 @@ def ep(id: str, vec: list[float], *, closed_at: float = 0.0, score: int = 8) -> 
 
 class TestRetention:
     def test_formulas(self) -> None:
-        cfg = EpisegConfig(strength_initial_days=2.0, strength_growth_days=3.0)
+        cfg = EpisegConfig(forgetting=ForgettingConfig(initial_days=2.0, growth_days=3.0))
         fresh = ep("a", [1, 0])
         s_never = 2.0 * (1 + math.exp(-1.0)) / 2  # t = 2 days, S0 = 2
         assert retention(fresh, config=cfg, now=2 * DAY) == pytest.approx(math.exp(-2 / s_never))
@@ -47,8 +47,10 @@ class TestMaintain:
     def test_decay_archive_and_idempotence(self, tmp_path: Path) -> None:
         store = ChromaBackend.persistent(tmp_path / "db").store_for("alice")
         store.add([ep("used", [1, 0]), ep("unused", [0, 1]), ep("new", [1, 1], closed_at=4 * DAY)])
-        cfg = EpisegConfig(strength_initial_days=1.0, strength_growth_days=1.0, archive_floor=0.05)
-        by_similarity = cfg.with_overrides(recall_weights=(0.0, 0.0, 1.0))
+        cfg = EpisegConfig(
+            forgetting=ForgettingConfig(initial_days=1.0, growth_days=1.0, archive_floor=0.05)
+        )
+        by_similarity = cfg.with_overrides(**{"recall.weights": (0.0, 0.0, 1.0)})
         out = Recaller(
             store, HashingEmbedder(dim=2), config=by_similarity, clock=lambda: 3 * DAY
         ).recall(np.array([1.0, 0.0]), k=1)

@@ -9,7 +9,7 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from episeg.config import EpisegConfig
+from episeg.config import EpisegConfig, ForgettingConfig, RecallConfig
 from episeg.errors import TenantError
 from episeg.recall.rerank import Recaller, feedback, rerank
 from episeg.store import ChromaBackend, ChromaEpisodeStore
@@ -128,7 +128,7 @@ class TestRecaller:
     def test_reinforcement_grows_and_recency_resets(self, store: ChromaEpisodeStore) -> None:
         store.add([ep("a", vec=[1, 0, 0], closed_at=0.0), ep("b", vec=[0, 1, 0], closed_at=0.0)])
         clock = iter([10 * H, 30 * H])
-        cfg = EpisegConfig(strength_initial_days=1.0, strength_growth_days=2.0)
+        cfg = EpisegConfig(forgetting=ForgettingConfig(initial_days=1.0, growth_days=2.0))
         rec = Recaller(store, HashingEmbedder(dim=3), config=cfg, clock=lambda: next(clock))
         first = rec.recall(np.array([1.0, 0.0, 0.0]), k=1)
         assert [se.episode.id for se in first] == ["a"]
@@ -144,7 +144,7 @@ class TestRecaller:
             HashingEmbedder(dim=3),
             reinforce=False,
             clock=lambda: 31 * H,
-            config=cfg.with_overrides(recall_weights=(1.0, 0.0, 0.0)),
+            config=cfg.with_overrides(**{"recall.weights": (1.0, 0.0, 0.0)}),
         )
         assert only_recency.recall(np.array([0.0, 1.0, 0.0]), k=2)[0].episode.id == "a"
 
@@ -156,7 +156,7 @@ class TestRecaller:
             HashingEmbedder(dim=3),
             clock=lambda: 0.0,
             reinforce=False,
-            config=EpisegConfig(recall_candidates=1),
+            config=EpisegConfig(recall=RecallConfig(candidates=1)),
         )
         out = rec.recall(np.array([1.0, 0.0, 0.0]), k=4)
         assert len(out) == 4 and "e0" not in {se.episode.id for se in out}
@@ -170,7 +170,10 @@ class TestRecaller:
             ]
         )
         rec = Recaller(
-            store, emb, clock=lambda: 0.0, config=EpisegConfig(recall_weights=(0.0, 0.0, 1.0))
+            store,
+            emb,
+            clock=lambda: 0.0,
+            config=EpisegConfig(recall=RecallConfig(weights=(0.0, 0.0, 1.0))),
         )
         assert rec.recall("bread baking", k=1)[0].episode.id == "bake bread"
         with pytest.raises(ValueError):

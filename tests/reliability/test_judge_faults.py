@@ -38,7 +38,7 @@ def test_judge_timeouts_and_garbage_lose_no_turn(tmp_path: Path) -> None:
             judge=judge,
             scorer=None,
             backend=backend,  # type: ignore[arg-type]
-            config=EpisegConfig().with_overrides(judge_gate="periodic", judge_every=2),
+            config=EpisegConfig().with_overrides(**{"judge.gate": "periodic", "judge.every": 2}),
         )
         mem.ingest(turns)
         mem.flush()

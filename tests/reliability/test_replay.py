@@ -11,7 +11,7 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from episeg.config import EpisegConfig
+from episeg.config import EpisegConfig, JudgeConfig
 from episeg.errors import TurnValidationError
 from episeg.memory import Memory
 from episeg.testing import HashingEmbedder, ScriptedJudge
@@ -135,7 +135,7 @@ class TestReplayEquivalence:
         self, gate: str, specs: Any, cuts: list[int]
     ) -> None:
         # "both" adds the periodic cadence, whose counter runs across episodes
-        config = EpisegConfig(judge_gate=gate, judge_every=3)
+        config = EpisegConfig(judge=JudgeConfig(gate=gate, every=3))
         turns = build(specs)
         script = ["continue", "new", "sub-episode", "error"] * 40
         reference = ScriptedJudge(script)
@@ -179,7 +179,7 @@ class TestPeriodicCadenceSurvivesRestart:
     def test_crash_mid_episode_keeps_the_judge_cadence(self) -> None:
         # Found by a seeded search: without the cadence counter in the checkpoint,
         # a restart after turn 7 asks the judge at different turns than the live run.
-        config = EpisegConfig(judge_gate="both", judge_every=3)
+        config = EpisegConfig(judge=JudgeConfig(gate="both", every=3))
         turns = [
             Turn(actor=Actor(a), text=t, ts=float(i), id=f"t{i}")
             for i, (a, t) in enumerate(PERIODIC_CASE)

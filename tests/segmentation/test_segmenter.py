@@ -6,7 +6,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from episeg.config import EpisegConfig
+from episeg.config import DriftConfig, EpisegConfig, JudgeConfig, SemanticConfig, WindowConfig
 from episeg.errors import ConfigError, TurnValidationError
 from episeg.segmentation.segmenter import Segmenter
 from episeg.testing import HashingEmbedder, ScriptedJudge
@@ -46,9 +46,12 @@ def make_turns(specs, *, sessions=1):
     return turns
 
 
-def small_config(**kw):
+def small_config():
     return EpisegConfig(
-        window_max_turns=5, semantic_threshold=0.6, drift_threshold=0.4, judge_every=2, **kw
+        window=WindowConfig(max_turns=5),
+        semantic=SemanticConfig(threshold=0.6),
+        drift=DriftConfig(threshold=0.4),
+        judge=JudgeConfig(every=2),
     )
 
 
@@ -116,7 +119,7 @@ class TestLayering:
             Turn(actor="user", text="who holds the lock", ts=2, type="user-question"),
         ]
         eps = Segmenter(
-            embedder=HashingEmbedder(), config=EpisegConfig(semantic_threshold=2.0)
+            embedder=HashingEmbedder(), config=EpisegConfig(semantic=SemanticConfig(threshold=2.0))
         ).segment(turns)
         assert [len(e.turns) for e in eps] == [2, 1]
         assert eps[1].parent_id == eps[0].id
@@ -130,7 +133,10 @@ class TestLayering:
         seg = Segmenter(
             embedder=HashingEmbedder(),
             keep_trace=True,
-            config=EpisegConfig(semantic_threshold=0.1, semantic_min_turns=1),
+            config=EpisegConfig(
+                semantic=SemanticConfig(threshold=0.1, min_turns=1),
+                drift=DriftConfig(min_turns=1),
+            ),
         )
         assert len(seg.segment(turns)) == 1
         assert seg.trace is not None and seg.trace[-1].semantic_distance > 0.1
@@ -138,7 +144,9 @@ class TestLayering:
     def test_judge_is_gated_to_ambiguous_turns(self):
         judge = ScriptedJudge()
         seg = Segmenter(
-            embedder=HashingEmbedder(), judge=judge, config=EpisegConfig(judge_gate="ambiguous")
+            embedder=HashingEmbedder(),
+            judge=judge,
+            config=EpisegConfig(judge=JudgeConfig(gate="ambiguous")),
         )
         same = [Turn(actor="user", text="auth jwt login", ts=float(i)) for i in range(10)]
         seg.segment(same)
@@ -149,7 +157,7 @@ class TestLayering:
         seg = Segmenter(
             embedder=HashingEmbedder(),
             judge=judge,
-            config=EpisegConfig(judge_gate="periodic", judge_every=4),
+            config=EpisegConfig(judge=JudgeConfig(gate="periodic", every=4)),
         )
         seg.segment([Turn(actor="user", text="auth jwt", ts=float(i)) for i in range(13)])
         assert judge.calls == seg.stats["judge_calls"] == 3
@@ -158,13 +166,15 @@ class TestLayering:
         seg = Segmenter(
             embedder=HashingEmbedder(),
             judge=ScriptedJudge(["error"] * 50),
-            config=EpisegConfig(judge_gate="periodic", judge_every=1),
+            config=EpisegConfig(judge=JudgeConfig(gate="periodic", every=1)),
         )
         eps = seg.segment([Turn(actor="user", text="auth jwt", ts=float(i)) for i in range(5)])
         assert len(eps) == 1 and seg.stats["judge_failures"] == 4
 
     def test_window_floor_bounds_episode_length(self):
-        seg = Segmenter(embedder=HashingEmbedder(), config=EpisegConfig(window_max_turns=4))
+        seg = Segmenter(
+            embedder=HashingEmbedder(), config=EpisegConfig(window=WindowConfig(max_turns=4))
+        )
         eps = seg.segment([Turn(actor="user", text="same words", ts=float(i)) for i in range(10)])
         assert [len(e.turns) for e in eps] == [4, 4, 2]
         assert eps[1].boundary_verdicts[-1].decision is Decision.BOUNDARY

@@ -5,7 +5,7 @@ Fills an embedded Chroma with synthetic episodes (random unit vectors of dim
 ``n_episodes``; ``n_tenants - 1`` other tenants hold ``others_each`` (default
 100) episodes each, so the database is multi-tenant without the others
 dominating the run time. It then times ``queries`` recalls on the target
-tenant: the store query of ``config.recall_candidates`` neighbours plus the
+tenant: the store query of ``config.recall.candidates`` neighbours plus the
 rerank (no embedding), with and without the reinforcement write-back. The
 baseline, timed in the same run on the same collection and query vectors, is a
 raw ``chromadb`` ``collection.query`` for the same number of neighbours with
@@ -122,7 +122,7 @@ def run_recall_bench(
         "total_rows": n_episodes + (n_tenants - 1) * others_each,
         "queries": queries,
         "k": 10,
-        "candidates": cfg.recall_candidates,
+        "candidates": cfg.recall.candidates,
         "dim": DIM,
         "seed": seed,
         "ingest_eps": n_episodes / target_secs,
@@ -130,12 +130,12 @@ def run_recall_bench(
     }
     raw = client.get_collection(collection_name("tenant-0"))
     include: Any = ["metadatas", "embeddings", "distances"]
-    raw.query(query_embeddings=qvecs[:1], n_results=cfg.recall_candidates, include=include)
+    raw.query(query_embeddings=qvecs[:1], n_results=cfg.recall.candidates, include=include)
     samples = []
     for q in qvecs:
         t0 = time.perf_counter()
         raw.query(
-            query_embeddings=q.reshape(1, -1), n_results=cfg.recall_candidates, include=include
+            query_embeddings=q.reshape(1, -1), n_results=cfg.recall.candidates, include=include
         )
         samples.append(time.perf_counter() - t0)
     figures["raw_query_p50_ms"], figures["raw_query_p99_ms"] = percentiles_ms(samples)

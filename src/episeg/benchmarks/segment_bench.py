@@ -176,7 +176,7 @@ def run_segment_bench(
     texts = [text for _, _, text in rows]
     turns = _turns(rows, len(rows))
     model.encode(texts[:64], batch_size=32)  # warm-up
-    limit = EpisegConfig().embed_max_chars  # the segmenter embeds text[:limit]: so does raw
+    limit = EpisegConfig().embedding.max_chars  # the segmenter embeds text[:limit]: so does raw
 
     streaming = Segmenter(embedder=embedder)
     single = _alternate(

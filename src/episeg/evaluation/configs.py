@@ -11,23 +11,23 @@ lazily; MiniLM through one shared :class:`CachingEmbedder`):
 ============== ======================================= ==============================
 name           signals                                 config
 ============== ======================================= ==============================
-window         window                                  window_max_turns tuned (Pk,
+window         window                                  window.max_turns tuned (Pk,
                                                        tuning split, see ``tune``)
 semantic       semantic                                defaults
 semantic+drift semantic, drift                         defaults
-prediction-    prediction (LocalJudge, offline)        judge_gate periodic,
-local                                                  judge_every default
+prediction-    prediction (LocalJudge, offline)        judge.gate periodic,
+local                                                  judge.every default
 layered        all six                                 defaults (LocalJudge)
-seed           window, semantic, prediction            window_max_turns 15,
-                                                       semantic_threshold 0.45,
-                                                       judge_every 4, periodic
+seed           window, semantic, prediction            window.max_turns 15,
+                                                       semantic.threshold 0.45,
+                                                       judge.every 4, periodic
 ============== ======================================= ==============================
 
-Every segmenter configuration runs with ``hint_actors`` set to all four
+Every segmenter configuration runs with ``policy.hint_actors`` set to all four
 actors: DialSeg711 and TIAGE carry no real speaker roles (the data README
 says so), so the product default of opening episodes only before user turns
 would be a handicap that says nothing about the signals. The ``seed``
-preset also turns off the content-word scaling (``semantic_min_words=1``)
+preset also turns off the content-word scaling (``semantic.min_words=1``)
 that the seed's sketch does not have.
 
 ``overrides`` change EpisegConfig fields (segmenter configs) or the baseline's
@@ -82,16 +82,16 @@ _SIGNALS: dict[str, frozenset[str]] = {
     "seed": frozenset({"window", "semantic", "prediction"}),
 }
 _PRESETS: dict[str, dict[str, Any]] = {
-    "prediction-local": {"judge_gate": "periodic"},
+    "prediction-local": {"judge.gate": "periodic"},
     "seed": {
-        "window_max_turns": 15,
-        "semantic_threshold": 0.45,
-        "judge_every": 4,
-        "judge_gate": "periodic",
-        "semantic_min_words": 1,
+        "window.max_turns": 15,
+        "semantic.threshold": 0.45,
+        "judge.every": 4,
+        "judge.gate": "periodic",
+        "semantic.min_words": 1,
     },
 }
-_EVAL_BASE: dict[str, Any] = {"hint_actors": ("user", "assistant", "tool", "system")}
+_EVAL_BASE: dict[str, Any] = {"policy.hint_actors": ("user", "assistant", "tool", "system")}
 _SHARED: list[CachingEmbedder] = []
 
 
@@ -107,7 +107,7 @@ def segmenter_fn(
 ) -> SegmentFn:
     """A ``segment_fn`` running one :class:`~episeg.segmentation.Segmenter` (stats as deltas)."""
     seg = Segmenter(
-        config=EpisegConfig(**overrides),
+        config=EpisegConfig().with_overrides(**overrides),
         embedder=embedder,
         judge=default_judge(embedder) if with_judge else None,
         signals=signals,
@@ -139,7 +139,7 @@ def build_segment_fn(
     """The ``segment_fn`` for configuration ``name``.
 
     ``tuning`` (or the tuning split belonging to ``data_path``) sets the even
-    baseline's step and the window configuration's ``window_max_turns``
+    baseline's step and the window configuration's ``window.max_turns``
     unless ``overrides`` fix them.
     """
     if name not in CONFIG_NAMES:
@@ -161,15 +161,15 @@ def build_segment_fn(
         return make_baseline(name, embedder=embedder, **params)
     emb = embedder if embedder is not None else shared_embedder()
     config = {**_EVAL_BASE, **_PRESETS.get(name, {}), **params}
-    if name == "window" and "window_max_turns" not in config:
-        config["window_max_turns"] = tune_window(tuned())
+    if name == "window" and "window.max_turns" not in config:
+        config["window.max_turns"] = tune_window(tuned())
     return segmenter_fn(
         _SIGNALS[name], config, embedder=emb, with_judge="prediction" in _SIGNALS[name]
     )
 
 
 def tune_window(tuning: Sequence[Dialogue], *, embedder: Embedder | None = None) -> int:
-    """``window_max_turns`` with the lowest Pk for the window-only segmenter on ``tuning``.
+    """``window.max_turns`` with the lowest Pk for the window-only segmenter on ``tuning``.
 
     Candidates run from 1 to twice the mean gold segment length. The window
     signal never reads embeddings, so the default embedder here is the free
@@ -182,7 +182,7 @@ def tune_window(tuning: Sequence[Dialogue], *, embedder: Embedder | None = None)
     result = grid_search(
         tuning,
         lambda p: segmenter_fn(frozenset({"window"}), p, embedder=embedder, with_judge=False),
-        {"window_max_turns": list(range(1, top + 1))},
+        {"window.max_turns": list(range(1, top + 1))},
         name="window",
     )
-    return int(result.best["window_max_turns"])
+    return int(result.best["window.max_turns"])

@@ -7,12 +7,12 @@ search itself is :func:`episeg.evaluation.search.grid_search` (best by Pk,
 ties to WindowDiff, then to the earlier grid point).
 
 Run: ``python -m episeg.evaluation.tune --data PATH.jsonl --config semantic
---grid semantic_threshold=0.6,0.7,0.8 --grid semantic_decay=0.4,0.6``
+--grid semantic.threshold=0.6,0.7,0.8 --grid semantic.decay=0.4,0.6``
 (``--data`` names the file whose *tuning* split is searched: ``tiage_train`` for
 TIAGE, the hash-tune half otherwise, see :mod:`episeg.evaluation.datasets`).
 
->>> parse_grid(["semantic_threshold=0.6,0.7", "window_max_turns=8"])
-{'semantic_threshold': [0.6, 0.7], 'window_max_turns': [8]}
+>>> parse_grid(["semantic.threshold=0.6,0.7", "window.max_turns=8"])
+{'semantic.threshold': [0.6, 0.7], 'window.max_turns': [8]}
 """
 
 from __future__ import annotations
@@ -46,13 +46,13 @@ log = logging.getLogger(__name__)
 
 DEFAULT_GRIDS: dict[str, dict[str, list[Any]]] = {
     "semantic": {
-        "semantic_threshold": [0.55, 0.6, 0.65, 0.7, 0.75, 0.8, 0.85],
-        "semantic_decay": [0.3, 0.5, 0.7],
+        "semantic.threshold": [0.55, 0.6, 0.65, 0.7, 0.75, 0.8, 0.85],
+        "semantic.decay": [0.3, 0.5, 0.7],
     },
     "semantic+drift": {
-        "semantic_threshold": [0.6, 0.7, 0.8],
-        "semantic_decay": [0.3, 0.5, 0.7],
-        "drift_threshold": [0.5, 0.9, 1.5],
+        "semantic.threshold": [0.6, 0.7, 0.8],
+        "semantic.decay": [0.3, 0.5, 0.7],
+        "drift.threshold": [0.5, 0.9, 1.5],
     },
     "texttiling": {"block": [1, 2, 3, 4, 5, 6]},
     "texttiling-emb": {"block": [1, 2, 3, 4, 5, 6]},
@@ -71,8 +71,8 @@ def _number(text: str) -> Any:
 def parse_grid(items: Sequence[str]) -> dict[str, list[Any]]:
     """``["a=1,2", "b=0.5"]`` -> ``{"a": [1, 2], "b": [0.5]}``.
 
-    >>> parse_grid(["semantic_threshold=0.6,0.7", "block=2"])
-    {'semantic_threshold': [0.6, 0.7], 'block': [2]}
+    >>> parse_grid(["semantic.threshold=0.6,0.7", "block=2"])
+    {'semantic.threshold': [0.6, 0.7], 'block': [2]}
     """
     grid: dict[str, list[Any]] = {}
     for item in items:

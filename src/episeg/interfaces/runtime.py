@@ -21,7 +21,7 @@ from pathlib import Path
 from urllib.parse import urlsplit
 
 from episeg import defaults
-from episeg.config import EpisegConfig
+from episeg.config import EmbeddingConfig, EpisegConfig
 from episeg.errors import ConfigError
 from episeg.memory import Memory
 from episeg.store import ChromaBackend
@@ -35,7 +35,7 @@ _PAGE = 500
 
 def default_embedder(batch_size: int = 32) -> Embedder:
     """The bundled MiniLM, loaded once per process (:func:`episeg.defaults.default_embedder`)."""
-    return defaults.default_embedder(EpisegConfig(embed_batch_size=batch_size))
+    return defaults.default_embedder(EpisegConfig(embedding=EmbeddingConfig(batch_size=batch_size)))
 
 
 def parse_chroma_url(url: str) -> tuple[str, int, bool]:

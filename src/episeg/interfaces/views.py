@@ -30,6 +30,7 @@ __all__ = [
     "salience_view",
     "scored_view",
     "turn_view",
+    "verdict_view",
 ]
 
 
@@ -61,6 +62,16 @@ def salience_text(salience: Salience | None) -> str:
     if salience.score is None:
         return f"unscored ({salience.reason})"
     return f"{salience.score}/10"
+
+
+def verdict_view(verdict: Verdict) -> dict[str, Any]:
+    """A verdict as a JSON object, the score rounded to 6 places for display.
+
+    >>> from episeg.types import Decision
+    >>> verdict_view(Verdict("semantic", Decision.CONTINUE, 0.123456789, "near"))["score"]
+    0.123457
+    """
+    return {**verdict.to_dict(), "score": round(float(verdict.score), 6)}
 
 
 def fired_verdicts(verdicts: tuple[Verdict, ...]) -> list[Verdict]:
@@ -95,7 +106,7 @@ def episode_view(episode: Episode, *, with_turns: bool = True) -> dict[str, Any]
         "salience": salience_view(episode.salience),
         "parent_id": episode.parent_id,
         "boundary_reasons": boundary_reasons(episode),
-        "boundary_verdicts": [v.to_dict() for v in episode.boundary_verdicts],
+        "boundary_verdicts": [verdict_view(v) for v in episode.boundary_verdicts],
         "recall_count": episode.recall_count,
         "last_accessed": episode.last_accessed,
         "strength": episode.strength,

@@ -27,7 +27,11 @@ import re
 from dataclasses import dataclass
 from typing import Any, Protocol, runtime_checkable
 
-from episeg.errors import BackendUnavailableError, ConfigError, JudgeError
+from episeg.errors import (
+    BackendUnavailableJudgeError,
+    ConfigError,
+    JudgeError,
+)
 
 __all__ = [
     "BackendUnavailableJudgeError",
@@ -48,15 +52,6 @@ _JSON_TYPES: dict[str, tuple[type, ...]] = {
     "object": (dict,),
     "array": (list,),
 }
-
-
-class BackendUnavailableJudgeError(BackendUnavailableError, JudgeError):
-    """The model server could not be reached, timed out or stayed overloaded.
-
-    It is both a :class:`~episeg.errors.BackendUnavailableError` and a
-    :class:`~episeg.errors.JudgeError`, so a caller honouring the ``Judge``
-    Protocol (which promises ``JudgeError``) catches it too.
-    """
 
 
 @dataclass(frozen=True, kw_only=True)

@@ -4,8 +4,8 @@ Rules (times in seconds since the epoch, ``t`` in days since the episode's
 last access, falling back to ``closed_at`` when it was never recalled):
 
 * **Strength** ``S`` (days). A stored episode starts at
-  ``config.strength_initial_days`` (``S0``). Each recall sets
-  ``S = max(S, S0) + config.strength_growth_days``, so after ``n`` recalls
+  ``config.forgetting.initial_days`` (``S0``). Each recall sets
+  ``S = max(S, S0) + config.forgetting.growth_days``, so after ``n`` recalls
   ``S = S0 + n * growth``.
 * **Retention** ``R = exp(-t / S)``.
 * **Decay of unused memories** (:func:`maintain`). A never-recalled episode
@@ -17,7 +17,7 @@ last access, falling back to ``closed_at`` when it was never recalled):
   :class:`~episeg.types.Salience` is never touched (it stays auditable);
   decay acts through retention and archiving only.
 * **Archiving** (``maintain(archive=True)``): episodes with
-  ``R < config.archive_floor`` are marked ``archived`` and leave recall.
+  ``R < config.forgetting.archive_floor`` are marked ``archived`` and leave recall.
   Nothing is ever deleted.
 
 >>> from episeg.config import EpisegConfig
@@ -68,7 +68,7 @@ def decayed_strength(episode: Episode, *, config: EpisegConfig, now: float) -> f
     """The strength ``S`` that applies to ``episode`` at ``now`` (see module rules)."""
     if episode.recall_count > 0:
         return episode.strength
-    s0 = config.strength_initial_days
+    s0 = config.forgetting.initial_days
     return s0 * (1.0 + math.exp(-age_days(episode, now=now) / s0)) / 2.0
 
 
@@ -80,7 +80,7 @@ def retention(episode: Episode, *, config: EpisegConfig, now: float) -> float:
 
 def reinforce(episode: Episode, *, config: EpisegConfig, now: float) -> Episode:
     """``episode`` after one recall at ``now``: count + 1, strength grown, access reset."""
-    strength = max(episode.strength, config.strength_initial_days) + config.strength_growth_days
+    strength = max(episode.strength, config.forgetting.initial_days) + config.forgetting.growth_days
     return dataclasses.replace(
         episode, recall_count=episode.recall_count + 1, last_accessed=now, strength=strength
     )
@@ -133,7 +133,7 @@ def maintain(
             if s < ep.strength:
                 new = dataclasses.replace(new, strength=s)
                 decayed += 1
-        if r < config.archive_floor:
+        if r < config.forgetting.archive_floor:
             below += 1
             if archive and not ep.archived:
                 new = dataclasses.replace(new, archived=True)

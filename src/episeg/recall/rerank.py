@@ -1,13 +1,13 @@
 """Recall: similarity candidates, a recency + importance + similarity rerank, reinforcement.
 
-Scoring rule (Generative Agents), over the ``max(k, config.recall_candidates)``
+Scoring rule (Generative Agents), over the ``max(k, config.recall.candidates)``
 nearest candidates of one tenant:
 
 ``score = a * recency + b * importance + c * similarity`` with
-``(a, b, c) = weights`` (default ``config.recall_weights``), where each term
+``(a, b, c) = weights`` (default ``config.recall.weights``), where each term
 is min-max normalised over the candidates to [0, 1]:
 
-* ``recency = config.recency_base ** hours`` since ``last_accessed``
+* ``recency = config.recall.recency_base ** hours`` since ``last_accessed``
   (``closed_at`` if never recalled; a future time counts as 0 hours);
 * ``importance = salience.normalized``. An *unscored* episode (no salience,
   or ``Salience.unscored``) gets the **median** of the scored candidates'
@@ -15,7 +15,7 @@ is min-max normalised over the candidates to [0, 1]:
   ``importance_imputed=True``; nothing silently becomes 5;
 * ``similarity`` is the cosine similarity returned by the store.
 
-Recall passes ``config.recall_min_span``: a term whose raw values differ by
+Recall passes ``config.recall.min_span``: a term whose raw values differ by
 less than its span is *not* stretched to the whole [0, 1] range (plain
 min-max would turn "recalled a second ago" versus "closed a minute ago" into
 recency 1 versus 0 and let it outvote a clear similarity winner).
@@ -229,7 +229,7 @@ class Recaller:
         self._clock = clock
         self._reinforce = reinforce
         self._weights_path = None if weights_path is None else Path(weights_path)
-        self._weights: Weights = self._config.recall_weights
+        self._weights: Weights = self._config.recall.weights
         if self._weights_path is not None and self._weights_path.exists():
             self._weights = self._load_weights(self._weights_path)
 
@@ -246,14 +246,14 @@ class Recaller:
             vector = self._embedder.embed([query])[0]
         else:
             vector = np.asarray(query, dtype=np.float32)
-        candidates = self._store.query(vector, max(k, self._config.recall_candidates))
+        candidates = self._store.query(vector, max(k, self._config.recall.candidates))
         now = float(self._clock())
         ranked = rerank(
             candidates,
             weights=self._weights,
-            recency_base=self._config.recency_base,
+            recency_base=self._config.recall.recency_base,
             now=now,
-            min_span=self._config.recall_min_span,
+            min_span=self._config.recall.min_span,
         )[:k]
         if not self._reinforce or not ranked:
             return ranked

@@ -4,7 +4,9 @@ The score is an integer 1-10 forced by the schema (``enum``), at temperature
 0, once per episode. An unusable reply is retried (``retries`` times, default
 1); if it stays unusable, or the server is unavailable, the episode is
 :meth:`~episeg.types.Salience.unscored` with the reason and a warning is
-logged. Never a silent 5.
+logged. Never a silent 5. An unusable reply is a
+:class:`~episeg.errors.ScoringError` (:meth:`LLMSalienceScorer.ask` raises
+it; the backends' ``JudgeError`` stops at this module).
 
 >>> from episeg.salience import LLMSalienceScorer
 >>> from episeg.llm import AnthropicBackend
@@ -28,7 +30,7 @@ from __future__ import annotations
 import logging
 from typing import Any
 
-from episeg.errors import BackendUnavailableError, JudgeError
+from episeg.errors import BackendUnavailableError, JudgeError, ScoringError
 from episeg.llm import AnthropicBackend, OpenAICompatibleBackend, RetryPolicy, StructuredBackend
 from episeg.llm._text import clip, data_line
 from episeg.salience.anchors import AnchorSet, anchor_set
@@ -167,6 +169,29 @@ class LLMSalienceScorer:
         """Requests made by the backend (shared if the backend is shared)."""
         return self._backend.calls
 
+    def ask(self, prompt: str) -> int:
+        """One request for ``prompt``'s score (no retry).
+
+        Raises
+        ------
+        ScoringError
+            The reply is unusable (not an integer 1-10 in the schema).
+        BackendUnavailableError
+            The server cannot be reached, times out or stays overloaded.
+        """
+        try:
+            data = self._backend.complete(
+                system=SALIENCE_SYSTEM,
+                prompt=prompt,
+                tool_name=SALIENCE_TOOL,
+                schema=SALIENCE_SCHEMA,
+            )
+        except BackendUnavailableError:
+            raise
+        except JudgeError as exc:  # the shared LLM layer names garbage replies JudgeError
+            raise ScoringError(str(exc)) from exc
+        return int(data["score"])
+
     def score(self, episode: Episode) -> Salience:
         """Score the whole episode once; an unscored ``Salience`` on failure, never raises."""
         prompt = render_salience_prompt(
@@ -178,16 +203,11 @@ class LLMSalienceScorer:
         problem = ""
         for attempt in range(self._retries + 1):
             try:
-                data = self._backend.complete(
-                    system=SALIENCE_SYSTEM,
-                    prompt=prompt,
-                    tool_name=SALIENCE_TOOL,
-                    schema=SALIENCE_SCHEMA,
-                )
+                score = self.ask(prompt)
             except BackendUnavailableError as exc:
                 problem = f"backend unavailable: {exc}"
                 break
-            except JudgeError as exc:
+            except ScoringError as exc:
                 problem = f"unusable reply: {exc}"
                 log.info(
                     "salience %s: attempt %d gave an unusable reply: %s",
@@ -197,7 +217,7 @@ class LLMSalienceScorer:
                 )
                 continue
             return Salience.scored(
-                int(data["score"]), scorer=self.name, reason=f"anchored {self._anchors.name} prompt"
+                score, scorer=self.name, reason=f"anchored {self._anchors.name} prompt"
             )
         log.warning(
             "salience of episode %s left unscored by %s: %s", episode.id, self.name, problem

@@ -48,11 +48,9 @@ class SessionCheckpoint:
     prediction_since_check: int = 0
 
     def to_json(self) -> str:
-        """JSON with the verdict scores exact (``Verdict.to_dict`` rounds them)."""
+        """JSON with the verdict scores exact."""
         data = asdict(self)
-        data["opening_verdicts"] = [
-            {**v.to_dict(), "score": float(v.score)} for v in self.opening_verdicts
-        ]
+        data["opening_verdicts"] = [v.to_dict() for v in self.opening_verdicts]
         return json.dumps(data, ensure_ascii=False, sort_keys=True)
 
     @classmethod

@@ -54,7 +54,7 @@ class SessionIntake:
         if len(turn.text) > max_turn_chars:
             raise TurnValidationError(
                 f"text of turn {turn.id or self.seq} is {len(turn.text)} characters; "
-                f"the limit is {max_turn_chars} (EpisegConfig.max_turn_chars)"
+                f"the limit is {max_turn_chars} (EpisegConfig.intake.max_turn_chars)"
             )
         if turn.id is not None and turn.id in self.seen_ids:
             self.duplicates += 1

@@ -1,24 +1,29 @@
 """The combiner: one small policy turning signal verdicts into a decision.
 
-Policy, in order:
+Policy, in order (each numbered rule has one row in
+``tests/segmentation/test_policy.py``):
 
 1. An *authoritative* verdict that opens an episode (agent marker, a
-   harness-supplied ``system-event``, the window floor) decides at once;
-   ``boundary`` beats ``sub-episode``.
-2. Otherwise the hints are weighed. Evidence is the weighted sum of the
-   scores of hint verdicts voting ``boundary``/``sub-episode``, plus the
-   semantic signal's score even when it voted ``continue`` (a near miss is
-   evidence), minus the weighted score of a structural ``continue`` (a user
+   harness-supplied ``system-event``, the window floor) decides at once.
+2. Among authoritative openers, ``boundary`` beats ``sub-episode``.
+3. Otherwise the hints are weighed. Evidence is the weighted sum of the
+   scores of hint verdicts voting ``boundary``/``sub-episode`` (an abstaining
+   or unweighted signal adds nothing) ...
+4. ... plus the semantic signal's score even when it voted ``continue`` (a
+   near miss is evidence) ...
+5. ... minus the weighted score of a structural ``continue`` (a user
    correction keeps the episode together).
-3. Evidence ``>= boundary_evidence`` opens an episode (a sub-episode when the
-   structural signal asked for one); evidence in ``[ambiguity_floor,
-   boundary_evidence)`` is *ambiguous*: the judge is consulted if gated in.
-   Hints open episodes only before turns of the actors in
-   ``EpisegConfig.hint_actors`` (default user and system): a tool result or
-   an assistant reply answers what came before it, so cutting there is the
-   mid-task split the seed warns about.
-4. A consulted judge decides unless it abstained; then the cheap decision
-   stands and the reason says so.
+6. Evidence ``>= boundary_evidence`` opens an episode, a sub-episode when the
+   structural signal asked for one.
+7. Evidence in ``[ambiguity_floor, boundary_evidence)`` is *ambiguous*: the
+   judge is consulted if gated in; below it the episode simply continues.
+8. Hints open episodes only before turns of the actors in ``hint_actors``
+   (default user and system): a tool result or an assistant reply answers
+   what came before it, so cutting there is the mid-task split the seed warns
+   about. Rule 1 still applies at every turn.
+9. A consulted judge decides ...
+10. ... unless it abstained; then the cheap decision stands and the reason
+    says so.
 
 >>> from episeg.types import Decision, Verdict
 >>> policy = BoundaryPolicy(weights={"semantic": 1.0, "structural": 1.0})
@@ -35,7 +40,7 @@ from __future__ import annotations
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 
-from episeg.config import EpisegConfig
+from episeg.config import EpisegConfig, PolicyConfig
 from episeg.types import Decision, Verdict
 
 __all__ = ["BoundaryPolicy", "Outcome"]
@@ -71,6 +76,10 @@ class BoundaryPolicy:
         Evidence needed to open an episode.
     ambiguity_floor
         Lower edge of the ambiguous band.
+    hint_actors
+        Actors before whose turns hints may open an episode (rule 3).
+
+    Bounds are those of :class:`~episeg.config.PolicyConfig` (checked there).
     """
 
     def __init__(
@@ -79,24 +88,26 @@ class BoundaryPolicy:
         weights: Mapping[str, float],
         boundary_evidence: float = 1.0,
         ambiguity_floor: float = 0.5,
+        hint_actors: tuple[str, ...] = ("user", "system"),
     ) -> None:
-        if ambiguity_floor > boundary_evidence:
-            raise ValueError("ambiguity_floor must not exceed boundary_evidence")
-        self.weights = dict(weights)
+        checked = PolicyConfig(
+            weights=weights,
+            boundary_evidence=boundary_evidence,
+            ambiguity_floor=ambiguity_floor,
+            hint_actors=hint_actors,
+        )
+        self.weights: dict[str, float] = dict(checked.weights)
         self.boundary_evidence = boundary_evidence
         self.ambiguity_floor = ambiguity_floor
+        self.hint_actors = frozenset(checked.hint_actors)
 
     @classmethod
     def from_config(cls, config: EpisegConfig) -> BoundaryPolicy:
-        return cls(
-            weights={
-                "semantic": config.semantic_weight,
-                "drift": config.drift_weight,
-                "structural": config.structural_weight,
-            },
-            boundary_evidence=config.boundary_evidence,
-            ambiguity_floor=config.ambiguity_floor,
-        )
+        return cls(**config.policy.kwargs())
+
+    def hints_may_open(self, actor: str) -> bool:
+        """Whether hint evidence may open an episode before a turn of ``actor``."""
+        return str(actor) in self.hint_actors
 
     def weigh(self, verdicts: Sequence[Verdict], *, hints_may_open: bool = True) -> Outcome:
         """Combine cheap verdicts; ``hints_may_open=False`` lets only rulings open."""

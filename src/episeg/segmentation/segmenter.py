@@ -38,7 +38,7 @@ from episeg.segmentation.signals.factory import ALL_SIGNALS, build_prediction, b
 from episeg.segmentation.state import SessionState, TurnTrace
 from episeg.segmentation.step import Step
 from episeg.segmentation.tap import JudgeTap
-from episeg.types import Decision, Episode, ObservedTurn, Turn, Verdict
+from episeg.types import Decision, Episode, ObservedTurn, SignalName, Turn, Verdict
 from episeg.typing import Embedder, Judge
 
 __all__ = ["ALL_SIGNALS", "Segmenter", "Step", "TurnTrace"]
@@ -82,14 +82,15 @@ class Segmenter:
         chosen = (
             frozenset(signals)
             if signals is not None
-            else (ALL_SIGNALS if judge is not None else ALL_SIGNALS - {"prediction"})
+            else (ALL_SIGNALS if judge is not None else ALL_SIGNALS - {SignalName.PREDICTION})
         )
-        unknown = sorted(chosen - ALL_SIGNALS)
+        unknown = sorted(str(s) for s in chosen - ALL_SIGNALS)
         if unknown:
-            raise ConfigError(f"unknown signal(s) {unknown}; valid: {sorted(ALL_SIGNALS)}")
-        if "prediction" in chosen and judge is None:
+            valid = ", ".join(sorted(s.value for s in ALL_SIGNALS))
+            raise ConfigError(f"unknown signal(s) {unknown}; valid: {valid}")
+        if SignalName.PREDICTION in chosen and judge is None:
             raise ConfigError("the 'prediction' signal needs a judge (pass judge=...)")
-        self.signals = chosen
+        self.signals = frozenset(SignalName.parse(s) for s in chosen)
         self.policy = BoundaryPolicy.from_config(self.config)
         self.trace: list[TurnTrace] | None = [] if keep_trace else None
         self._sessions: dict[tuple[str, str], SessionState] = {}
@@ -112,7 +113,7 @@ class Segmenter:
     def observe(self, turn: Turn) -> Step:
         """Take one turn; the :class:`Step` says what happened (iterate it for closed episodes)."""
         session = self._session(turn)
-        prepared = session.intake.accept(turn, max_turn_chars=self.config.max_turn_chars)
+        prepared = session.intake.accept(turn, max_turn_chars=self.config.intake.max_turn_chars)
         if prepared is None:
             self._duplicate(turn)
             return Step()
@@ -199,7 +200,7 @@ class Segmenter:
         state.intake.seen_ids = set(seen_ids) - {t.id for t, _ in turns}
         closed: list[Episode] = []
         for n, (turn, vector) in enumerate(turns):
-            prepared = state.intake.accept(turn, max_turn_chars=self.config.max_turn_chars)
+            prepared = state.intake.accept(turn, max_turn_chars=self.config.intake.max_turn_chars)
             if prepared is None:
                 self._duplicate(turn)
                 continue
@@ -234,7 +235,9 @@ class Segmenter:
             accepted: list[tuple[SessionState, PreparedTurn]] = []
             for turn in turns:
                 state = self._session(turn)
-                prepared = state.intake.accept(turn, max_turn_chars=self.config.max_turn_chars)
+                prepared = state.intake.accept(
+                    turn, max_turn_chars=self.config.intake.max_turn_chars
+                )
                 if prepared is None:
                     self._duplicate(turn)
                     continue
@@ -267,7 +270,7 @@ class Segmenter:
         )
 
     def _embed(self, texts: list[str]) -> np.ndarray:
-        limit = self.config.embed_max_chars
+        limit = self.config.embedding.max_chars
         vectors = self.embedder.embed([t[:limit] for t in texts]) if texts else np.zeros((0, 1))
         self._counters["embed_calls"] += len(texts)
         self._counters["embed_batches"] += 1 if texts else 0
@@ -293,7 +296,7 @@ class Segmenter:
             self._open(state, observed, ())
             self._record(state, observed, Decision.CONTINUE, tuple(verdicts))
             return Step(observed.turn, vector, opened=True, verdicts=tuple(verdicts))
-        hints_may_open = observed.turn.actor.value in self.config.hint_actors
+        hints_may_open = self.policy.hints_may_open(observed.turn.actor)
         outcome = self.policy.weigh(verdicts, hints_may_open=hints_may_open)
         if hints_may_open:
             outcome = self._consult_judge(state, observed, outcome, verdicts)
@@ -324,7 +327,7 @@ class Segmenter:
         prediction = state.prediction
         if prediction is None or outcome.authoritative:
             return outcome
-        gate = self.config.judge_gate
+        gate = self.config.judge.gate
         ask = outcome.ambiguous and gate in (JudgeGate.AMBIGUOUS, JudgeGate.BOTH)
         calls, failures = prediction.calls, prediction.failures
         verdict = prediction.update(observed, ask=ask)
@@ -375,7 +378,7 @@ class Segmenter:
     ) -> None:
         if self.trace is None:
             return
-        semantic = state.signals.get("semantic")
+        semantic = state.signals.get(SignalName.SEMANTIC)
         distance = semantic.last_distance if isinstance(semantic, SemanticShift) else None
         self.trace.append(
             TurnTrace(

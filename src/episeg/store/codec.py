@@ -162,8 +162,7 @@ def _f(value: float) -> str:
 
 
 def _verdicts_json(verdicts: tuple[Verdict, ...]) -> str:
-    # Verdict.to_dict rounds the score; keep it exact so the codec round-trips.
-    rows = [{**v.to_dict(), "score": float(v.score)} for v in verdicts]
+    rows = [v.to_dict() for v in verdicts]  # exact scores: the codec round-trips
     return json.dumps(rows, ensure_ascii=False)
 
 

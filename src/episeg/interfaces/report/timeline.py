@@ -86,7 +86,7 @@ def build_timelines(
     """Segment ``turns`` (batch, with trace), score each episode, lay out per session.
 
     ``scorer`` defaults to the offline anchored scorer for
-    ``config.salience_domain``; the judge is the offline :class:`LocalJudge`.
+    ``config.salience.anchors``; the judge is the offline :class:`LocalJudge`.
     """
     config = config or EpisegConfig()
     embedder = embedder or default_embedder(config)
@@ -104,7 +104,7 @@ def build_timelines(
     for ep in episodes:
         by_session.setdefault((ep.user, ep.session), []).append(ep)
     return [
-        _layout(user, session, eps, traces.get((user, session), {}), config.semantic_threshold)
+        _layout(user, session, eps, traces.get((user, session), {}), config.semantic.threshold)
         for (user, session), eps in by_session.items()
     ]
 

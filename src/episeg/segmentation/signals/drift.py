@@ -21,8 +21,9 @@ is the model for this class).
 
 from __future__ import annotations
 
+from episeg.config import DriftConfig
 from episeg.segmentation.signals._running import RunningMean
-from episeg.types import Decision, ObservedTurn, Verdict
+from episeg.types import Decision, ObservedTurn, SignalName, Verdict
 
 __all__ = ["GradualDrift"]
 
@@ -40,13 +41,10 @@ class GradualDrift:
         Abstain until the open episode holds this many turns.
     """
 
-    name = "drift"
+    name = SignalName.DRIFT.value
 
     def __init__(self, *, delta: float = 0.05, threshold: float = 0.9, min_turns: int = 2) -> None:
-        if delta < 0:
-            raise ValueError(f"delta must be >= 0, got {delta}")
-        if threshold <= 0:
-            raise ValueError(f"threshold must be > 0, got {threshold}")
+        DriftConfig(delta=delta, threshold=threshold, min_turns=min_turns)
         self.delta = delta
         self.threshold = threshold
         self.min_turns = min_turns

@@ -18,37 +18,32 @@ from episeg.segmentation.signals.prediction import PredictionError
 from episeg.segmentation.signals.semantic import SemanticShift
 from episeg.segmentation.signals.structural import StructuralTurnType
 from episeg.segmentation.signals.window import FixedWindow
+from episeg.types import SignalName
 from episeg.typing import Judge, Signal
 
 __all__ = ["ALL_SIGNALS", "CHEAP_ORDER", "build_prediction", "build_signals"]
 
-ALL_SIGNALS = frozenset({"marker", "structural", "window", "semantic", "drift", "prediction"})
-CHEAP_ORDER = ("marker", "structural", "window", "semantic", "drift")
+ALL_SIGNALS: frozenset[SignalName] = frozenset(SignalName) - {SignalName.COMBINER}
+"""The six signal names a :class:`~episeg.segmentation.Segmenter` can enable."""
+CHEAP_ORDER = (
+    SignalName.MARKER,
+    SignalName.STRUCTURAL,
+    SignalName.WINDOW,
+    SignalName.SEMANTIC,
+    SignalName.DRIFT,
+)
 
 
 def build_signals(config: EpisegConfig, enabled: Set[str]) -> dict[str, Signal]:
     """Fresh cheap signals (all but prediction) named in ``enabled``, in cost order."""
-    makers: dict[str, Callable[[], Signal]] = {
-        "marker": AgentMarker,
-        "structural": StructuralTurnType,
-        "window": lambda: FixedWindow(
-            max_turns=config.window_max_turns,
-            max_seconds=config.window_max_seconds,
-            hard_factor=config.window_hard_factor,
-        ),
-        "semantic": lambda: SemanticShift(
-            threshold=config.semantic_threshold,
-            decay=config.semantic_decay,
-            min_turns=config.semantic_min_turns,
-            min_words=config.semantic_min_words,
-        ),
-        "drift": lambda: GradualDrift(
-            delta=config.drift_delta,
-            threshold=config.drift_threshold,
-            min_turns=config.semantic_min_turns,
-        ),
+    makers: dict[SignalName, Callable[[], Signal]] = {
+        SignalName.MARKER: AgentMarker,
+        SignalName.STRUCTURAL: StructuralTurnType,
+        SignalName.WINDOW: lambda: FixedWindow(**config.window.kwargs()),
+        SignalName.SEMANTIC: lambda: SemanticShift(**config.semantic.kwargs()),
+        SignalName.DRIFT: lambda: GradualDrift(**config.drift.kwargs()),
     }
-    return {name: makers[name]() for name in CHEAP_ORDER if name in enabled}
+    return {name.value: makers[name]() for name in CHEAP_ORDER if name in enabled}
 
 
 def build_prediction(
@@ -56,9 +51,9 @@ def build_prediction(
 ) -> PredictionError | None:
     """The gated prediction-error signal, or ``None`` when it is off or has no judge.
 
-    The periodic cadence applies only when ``judge_gate`` is periodic or both.
+    The periodic cadence applies only when ``judge.gate`` is periodic or both.
     """
-    if "prediction" not in enabled or judge is None:
+    if SignalName.PREDICTION not in enabled or judge is None:
         return None
-    periodic = config.judge_gate in (JudgeGate.PERIODIC, JudgeGate.BOTH)
-    return PredictionError(judge, every=config.judge_every if periodic else 0)
+    periodic = config.judge.gate in (JudgeGate.PERIODIC, JudgeGate.BOTH)
+    return PredictionError(judge, every=config.judge.every if periodic else 0)

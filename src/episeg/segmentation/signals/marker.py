@@ -23,7 +23,7 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass
 
-from episeg.types import Actor, Decision, ObservedTurn, Verdict
+from episeg.types import Actor, Decision, ObservedTurn, SignalName, Verdict
 
 __all__ = ["MARKER_TAGS", "AgentMarker", "MarkerScan", "scan_markers"]
 
@@ -89,7 +89,7 @@ class AgentMarker:
     (<Decision.BOUNDARY: 'boundary'>, True)
     """
 
-    name = "marker"
+    name = SignalName.MARKER.value
 
     def __init__(self) -> None:
         self._pending: str | None = None

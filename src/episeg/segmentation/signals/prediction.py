@@ -32,8 +32,9 @@ from __future__ import annotations
 import logging
 from collections import deque
 
+from episeg.config import JudgeConfig
 from episeg.errors import BackendUnavailableError, JudgeError
-from episeg.types import Decision, ObservedTurn, Turn, Verdict
+from episeg.types import Decision, ObservedTurn, SignalName, Turn, Verdict
 from episeg.typing import Judge
 
 __all__ = ["PredictionError"]
@@ -56,11 +57,10 @@ class PredictionError:
         How many recent turns the judge sees besides the summary.
     """
 
-    name = "prediction"
+    name = SignalName.PREDICTION.value
 
     def __init__(self, judge: Judge, *, every: int = 4, recent_turns: int = 4) -> None:
-        if every < 0:
-            raise ValueError(f"every must be >= 0, got {every}")
+        JudgeConfig(every=every)
         if recent_turns < 1:
             raise ValueError(f"recent_turns must be >= 1, got {recent_turns}")
         self.judge = judge

@@ -21,9 +21,10 @@ mean decays toward recent turns so sustained shifts register sooner.
 
 from __future__ import annotations
 
+from episeg.config import SemanticConfig
 from episeg.segmentation.signals._running import RunningMean
 from episeg.text import content_words
-from episeg.types import Decision, ObservedTurn, Verdict
+from episeg.types import Decision, ObservedTurn, SignalName, Verdict
 
 __all__ = ["SemanticShift"]
 
@@ -49,20 +50,15 @@ class SemanticShift:
     near-misses as ambiguous. The decision is ``boundary`` when score > 1.
     """
 
-    name = "semantic"
+    name = SignalName.SEMANTIC.value
 
     def __init__(
         self, *, threshold: float = 0.65, decay: float = 0.6, min_turns: int = 2, min_words: int = 4
     ) -> None:
-        if not 0.0 < threshold <= 2.0:
-            raise ValueError(f"threshold must be in (0, 2], got {threshold}")
-        if min_turns < 1:
-            raise ValueError(f"min_turns must be >= 1, got {min_turns}")
+        SemanticConfig(threshold=threshold, decay=decay, min_turns=min_turns, min_words=min_words)
         self.threshold = threshold
         self.decay = decay
         self.min_turns = min_turns
-        if min_words < 1:
-            raise ValueError(f"min_words must be >= 1, got {min_words}")
         self.min_words = min_words
         self._mean = RunningMean(decay=decay)
         self.last_distance = 0.0

@@ -18,7 +18,7 @@ from __future__ import annotations
 import re
 
 from episeg.text import is_tool_error, is_user_correction
-from episeg.types import Actor, Decision, ObservedTurn, Turn, TurnType, Verdict
+from episeg.types import Actor, Decision, ObservedTurn, SignalName, Turn, TurnType, Verdict
 
 __all__ = ["StructuralTurnType", "infer_turn_type"]
 
@@ -56,7 +56,7 @@ class StructuralTurnType:
     ('boundary', True)
     """
 
-    name = "structural"
+    name = SignalName.STRUCTURAL.value
 
     def __init__(self) -> None:
         self._previous: TurnType | None = None

@@ -21,7 +21,8 @@ from __future__ import annotations
 
 import math
 
-from episeg.types import Actor, Decision, ObservedTurn, Verdict
+from episeg.config import WindowConfig
+from episeg.types import Actor, Decision, ObservedTurn, SignalName, Verdict
 
 __all__ = ["FixedWindow"]
 
@@ -40,17 +41,12 @@ class FixedWindow:
         ``max_seconds * hard_factor`` seconds.
     """
 
-    name = "window"
+    name = SignalName.WINDOW.value
 
     def __init__(
         self, *, max_turns: int = 24, max_seconds: float = 3600.0, hard_factor: float = 1.5
     ) -> None:
-        if max_turns < 1:
-            raise ValueError(f"max_turns must be >= 1, got {max_turns}")
-        if max_seconds <= 0:
-            raise ValueError(f"max_seconds must be > 0, got {max_seconds}")
-        if hard_factor < 1.0:
-            raise ValueError(f"hard_factor must be >= 1, got {hard_factor}")
+        WindowConfig(max_turns=max_turns, max_seconds=max_seconds, hard_factor=hard_factor)
         self.max_turns = max_turns
         self.max_seconds = max_seconds
         self.hard_factor = hard_factor
