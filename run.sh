@@ -19,7 +19,7 @@ setup() {
   "$VENV/bin/pip" install -q --upgrade pip
   # The CPU build of torch first: a plain 'torch' requirement would pull a multi-GB CUDA build.
   "$VENV/bin/pip" install -q "torch==2.13.0"
-  "$VENV/bin/pip" install -q -e ".[serve,eval,dev]"
+  "$VENV/bin/pip" install -q -e ".[serve,eval,dev,langgraph,openai-agents]"
   touch "$VENV/.episeg-installed"
 }
 

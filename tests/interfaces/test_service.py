@@ -82,6 +82,7 @@ class TestServiceHappyPath:
             "/v1/turns:batch",
             "/v1/flush",
             "/v1/episodes",
+            "/v1/episodes/{episode_id}",
             "/v1/recall",
             "/v1/healthz",
         }

@@ -15,8 +15,10 @@ import argparse
 import logging
 import sys
 from collections.abc import Sequence
+from importlib.metadata import PackageNotFoundError, version
 
 from episeg.errors import EpisegError, StoreUnavailableError
+from episeg.interfaces.logs import LOG_FORMATS, configure_logging
 
 __all__ = ["EXIT_BAD_INPUT", "EXIT_STORE_DOWN", "main"]
 
@@ -40,9 +42,31 @@ examples:
 """
 
 
+class _Formatter(argparse.RawDescriptionHelpFormatter):
+    """Keeps the examples' layout and appends each flag's default when it has a real one."""
+
+    def _get_help_string(self, action: argparse.Action) -> str:
+        text = action.help or ""
+        default = action.default
+        if (
+            "%(default)" not in text
+            and default not in (None, False, argparse.SUPPRESS)
+            and action.option_strings
+        ):
+            text += " (default: %(default)s)"
+        return text
+
+
+def _version() -> str:
+    try:
+        return version("episeg")
+    except PackageNotFoundError:  # a source tree that is not installed
+        return "0+unknown"
+
+
 def _common() -> argparse.ArgumentParser:
     common = argparse.ArgumentParser(add_help=False)
-    common.add_argument("--path", default=".episeg", help="store folder (default: .episeg)")
+    common.add_argument("--path", default=".episeg", help="store folder (embedded Chroma)")
     common.add_argument(
         "--chroma-url",
         metavar="URL",
@@ -60,7 +84,7 @@ def _common() -> argparse.ArgumentParser:
 
 
 def _user(p: argparse.ArgumentParser) -> None:
-    p.add_argument("--user", default="default", help="tenant (default: 'default')")
+    p.add_argument("--user", default="default", help="tenant (user) whose memory to use")
 
 
 def _build_parser() -> argparse.ArgumentParser:
@@ -68,10 +92,17 @@ def _build_parser() -> argparse.ArgumentParser:
         prog="episeg",
         description="Episodic memory for AI agents: segment, score, store, recall.",
         epilog=_EXAMPLES,
-        formatter_class=argparse.RawDescriptionHelpFormatter,
+        formatter_class=_Formatter,
     )
+    parser.add_argument("--version", action="version", version=f"%(prog)s {_version()}")
     parser.add_argument(
         "-v", "--verbose", action="count", default=0, help="log more (-v info, -vv debug)"
+    )
+    parser.add_argument(
+        "--log-format",
+        choices=LOG_FORMATS,
+        default="text",
+        help="log lines on stderr: plain text, or one JSON object per record",
     )
     sub = parser.add_subparsers(dest="command", required=True)
     demo = sub.add_parser("demo", help="run the offline pipeline on the bundled conversation")
@@ -95,21 +126,20 @@ def _build_parser() -> argparse.ArgumentParser:
         type=int,
         default=1000,
         metavar="N",
-        help="progress on stderr: a bar on a terminal, else a line every N turns "
-        "(0: none; default 1000)",
+        help="progress on stderr: a bar on a terminal, else a line every N turns (0: none)",
     )
 
     p = sub.add_parser("episodes", parents=c, help="list a tenant's stored episodes")
     _user(p)
-    p.add_argument("--limit", type=int, default=100)
-    p.add_argument("--offset", type=int, default=0)
+    p.add_argument("--limit", type=int, default=100, help="at most this many episodes")
+    p.add_argument("--offset", type=int, default=0, help="skip this many episodes first")
     p.add_argument("--archived", action="store_true", help="include archived episodes")
     p.add_argument("--turns", action="store_true", help="print each episode's turns")
 
     p = sub.add_parser("recall", parents=c, help="recall a tenant's episodes for a query")
     _user(p)
-    p.add_argument("query")
-    p.add_argument("--k", type=int, default=5)
+    p.add_argument("query", help="what to remember, in words")
+    p.add_argument("--k", type=int, default=5, help="how many episodes to return")
 
     p = sub.add_parser("maintain", parents=c, help="decay never-recalled episodes")
     _user(p)
@@ -123,19 +153,21 @@ def _build_parser() -> argparse.ArgumentParser:
     p.add_argument("-o", "--output", default="report.html", help="HTML file to write")
     p.add_argument("--user", help="user for turns that lack one")
     p.add_argument("--session", help="session for turns that lack one")
-    p.add_argument("--assign-ts", action="store_true")
-    p.add_argument("--title", default=None)
+    p.add_argument(
+        "--assign-ts", action="store_true", help="give turns without ts the previous ts + 1"
+    )
+    p.add_argument("--title", default=None, help="page title (default: episeg segmentation report)")
 
     p = sub.add_parser("serve", parents=c, help="HTTP service (FastAPI + uvicorn)")
-    p.add_argument("--host", default="127.0.0.1")
-    p.add_argument("--port", type=int, default=8080)
+    p.add_argument("--host", default="127.0.0.1", help="interface to listen on")
+    p.add_argument("--port", type=int, default=8080, help="TCP port to listen on")
     p.add_argument("--keys-file", help="JSON {key: tenant}; default $EPISEG_KEYS_FILE")
     p.add_argument(
         "--max-body",
         type=int,
         default=1 << 20,
         metavar="BYTES",
-        help="largest request body accepted (default 1 MiB; larger gets 413)",
+        help="largest request body accepted; larger gets 413",
     )
 
     p = sub.add_parser("mcp", parents=c, help="MCP stdio server bound to one user")
@@ -146,6 +178,8 @@ def _build_parser() -> argparse.ArgumentParser:
             name, help=f"delegate to {what} (arguments pass through)", add_help=False
         )
         p.set_defaults(rest=[])
+    for command in sub.choices.values():
+        command.formatter_class = _Formatter
     return parser
 
 
@@ -166,7 +200,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     argv = list(sys.argv[1:] if argv is None else argv)
     args = _parse(argv)
     level = {0: logging.WARNING, 1: logging.INFO}.get(args.verbose, logging.DEBUG)
-    logging.basicConfig(level=level, format="%(levelname)s %(name)s: %(message)s")
+    configure_logging(level, json=args.log_format == "json")
     try:
         if args.command == "demo":
             from episeg.interfaces.demo import run_demo

@@ -1,10 +1,12 @@
-"""The HTTP service: FastAPI over one :class:`Memory`, a bearer key per tenant.
+"""The HTTP service: FastAPI over one ``Memory``, a bearer key per tenant.
 
 The tenant of every request comes **only** from its API key; no endpoint takes
 a tenant parameter, and a turn whose ``user`` names another tenant is refused
 (403). Bodies over ``max_body_bytes`` get 413, malformed ones 422, an
-unreachable store 503. Run it with one worker (``Memory`` serialises writes
-with its own lock): ``episeg serve --keys-file keys.json``.
+unreachable store 503. Run it with one worker: ``Memory`` serialises each
+tenant's writes with that tenant's lock and lets tenants run side by side
+(``episeg serve --keys-file keys.json``); to scale out, run replicas behind a
+proxy that routes each key to one replica (``docs/DEPLOYMENT.md``).
 
 >>> import tempfile
 >>> from fastapi.testclient import TestClient
@@ -19,6 +21,7 @@ with its own lock): ``episeg serve --keys-file keys.json``.
 # No `from __future__ import annotations`: FastAPI reads the (local) annotations at runtime.
 import time
 from collections.abc import Mapping
+from importlib.metadata import PackageNotFoundError, version
 from typing import Annotated, Any, Literal
 
 from fastapi import Depends, FastAPI, HTTPException, Query, Request, Security
@@ -32,7 +35,9 @@ from episeg.errors import (
     TenantError,
     TurnValidationError,
 )
+from episeg.interfaces.metrics import MetricsMiddleware, ServiceMetrics
 from episeg.interfaces.service_auth import BodyLimit, KeyRing
+from episeg.interfaces.service_routes import add_extra_routes
 from episeg.interfaces.views import episode_view, scored_view
 from episeg.memory import Memory
 from episeg.types import Actor, Episode, Turn, TurnType
@@ -45,7 +50,7 @@ _Name = Annotated[str, Field(min_length=1, max_length=256)]
 
 
 class TurnIn(BaseModel):
-    """One turn. ``user`` may be omitted (it is the key's tenant); ``ts`` defaults to now."""
+    """One turn. user may be omitted (it is the key's tenant); ts defaults to now."""
 
     model_config = ConfigDict(extra="forbid")
     actor: Literal["user", "assistant", "tool", "system"]
@@ -155,18 +160,25 @@ class ErrorOut(BaseModel):
 _ERRORS: dict[int | str, dict[str, Any]] = {
     code: {"model": ErrorOut, "description": what}
     for code, what in (
+        (400, "refused by episeg (its message says why)"),
         (401, "missing or unknown API key"),
         (403, "turn names another tenant"),
         (413, "request body too large"),
         (503, "episode store unreachable"),
     )
 }
+_READ_ERRORS = {code: v for code, v in _ERRORS.items() if code != 403}
+_DESCRIPTION = (
+    "Episodic memory for AI agents over HTTP: turns in, episodes out, recall. "
+    "The tenant of every request comes only from its bearer API key."
+)
 
 
-def _closed(episodes: list[Episode], accepted: int) -> ClosedOut:
-    return ClosedOut(
-        accepted=accepted, closed=[EpisodeOut.model_validate(episode_view(e)) for e in episodes]
-    )
+def _version() -> str:
+    try:
+        return version("episeg")
+    except PackageNotFoundError:  # running from a source tree that is not installed
+        return "0+unknown"
 
 
 def create_app(
@@ -174,8 +186,21 @@ def create_app(
 ) -> FastAPI:
     """The FastAPI app serving ``memory`` to the tenants of ``keys``."""
     ring = keys if isinstance(keys, KeyRing) else KeyRing(keys)
-    app = FastAPI(title="episeg", version="1", description=__doc__.split("\n\n")[0])
+    app = FastAPI(title="episeg", version=_version(), description=_DESCRIPTION)
     app.add_middleware(BodyLimit, max_bytes=max_body_bytes)
+    metrics = ServiceMetrics(
+        judge_calls=lambda: memory.judge.calls if memory.judge is not None else 0,
+        outbox_depth=lambda: len(memory.pending_writes()),
+    )
+    app.add_middleware(MetricsMiddleware, metrics=metrics, routes=lambda: app.routes)
+
+    def _closed(episodes: list[Episode], accepted: int) -> ClosedOut:
+        metrics.record(accepted=accepted, closed=len(episodes))
+        return ClosedOut(
+            accepted=accepted,
+            closed=[EpisodeOut.model_validate(episode_view(e)) for e in episodes],
+        )
+
     bearer = HTTPBearer(auto_error=False, description="API key of one tenant")
 
     def tenant(creds: Annotated[HTTPAuthorizationCredentials | None, Security(bearer)]) -> str:
@@ -188,13 +213,15 @@ def create_app(
 
     Tenant = Annotated[str, Depends(tenant)]
 
-    def to_turn(item: TurnIn, owner: str) -> Turn:
-        if item.user is not None and item.user != owner:
+    def check_owner(items: list[TurnIn], owner: str) -> None:
+        if any(item.user is not None and item.user != owner for item in items):
             raise TenantError("this API key may only write its own tenant's turns")
+
+    def to_turn(item: TurnIn, owner: str, now: float) -> Turn:
         return Turn(
             actor=Actor.parse(item.actor),
             text=item.text,
-            ts=time.time() if item.ts is None else item.ts,
+            ts=now if item.ts is None else item.ts,
             type=None if item.type is None else TurnType.parse(item.type),
             id=item.id,
             user=owner,
@@ -204,22 +231,27 @@ def create_app(
     @app.post("/v1/turns", responses=_ERRORS)
     def observe(item: TurnIn, owner: Tenant) -> ClosedOut:
         """Observe one turn; returns the episode(s) it closed, scored and stored."""
-        return _closed(memory.observe(to_turn(item, owner)), 1)
+        check_owner([item], owner)
+        with memory.tenant_lock(owner):  # stamp "now" in arrival order (F7)
+            return _closed(memory.observe(to_turn(item, owner, time.time())), 1)
 
     @app.post("/v1/turns:batch", responses=_ERRORS)
     def observe_batch(
         items: Annotated[list[TurnIn], Field(max_length=MAX_BATCH)], owner: Tenant
     ) -> ClosedOut:
         """Observe turns in order; all are validated before any is observed."""
-        turns = [to_turn(item, owner) for item in items]
-        return _closed(memory.ingest(turns), len(turns))
+        check_owner(items, owner)
+        with memory.tenant_lock(owner):
+            now = time.time()
+            turns = [to_turn(item, owner, now) for item in items]
+            return _closed(memory.ingest(turns), len(turns))
 
-    @app.post("/v1/flush", responses=_ERRORS)
+    @app.post("/v1/flush", responses=_READ_ERRORS)
     def flush(owner: Tenant, body: FlushIn | None = None) -> ClosedOut:
         """Close the tenant's open episodes (one session, or all of its sessions)."""
         return _closed(memory.flush(owner, body.session if body else None), 0)
 
-    @app.get("/v1/episodes", responses=_ERRORS)
+    @app.get("/v1/episodes", responses=_READ_ERRORS)
     def episodes(
         owner: Tenant,
         limit: Annotated[int, Query(ge=1, le=1000)] = 100,
@@ -230,9 +262,9 @@ def create_app(
         page = memory.episodes(owner, limit=limit, offset=offset, include_archived=include_archived)
         return EpisodesOut(episodes=[EpisodeOut.model_validate(episode_view(e)) for e in page])
 
-    @app.post("/v1/recall", responses=_ERRORS)
+    @app.post("/v1/recall", responses=_READ_ERRORS)
     def recall(body: RecallIn, owner: Tenant) -> RecallOut:
-        """The ``k`` best of the tenant's episodes for ``query`` (reinforces them)."""
+        """The k best of the tenant's episodes for the query (reinforces them)."""
         hits = memory.recall(owner, body.query, k=body.k)
         return RecallOut(results=[RecallHitOut.model_validate(scored_view(h)) for h in hits])
 
@@ -253,6 +285,7 @@ def create_app(
         detail = [{"loc": ["body"], "msg": str(exc), "type": "turn_validation"}]
         return JSONResponse({"detail": detail}, status_code=422)
 
+    add_extra_routes(app, memory, tenant, metrics, _READ_ERRORS)
     app.add_exception_handler(TurnValidationError, invalid_turn)
     app.add_exception_handler(TenantError, handler(403))
     app.add_exception_handler(BackendUnavailableError, handler(503))
@@ -277,4 +310,5 @@ def serve(
         port=port,
         workers=1,
         log_level="info",
+        log_config=None,  # uvicorn's loggers propagate to the root (plain or JSON, see cli)
     )

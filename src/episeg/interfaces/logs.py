@@ -1,0 +1,48 @@
+"""Logging set-up for the CLI and the service: plain lines or JSON (one object per record).
+
+JSON records come from python-json-logger and carry ``time``, ``level``,
+``logger`` and ``message`` plus any ``extra=`` fields, so a log shipper can
+index them without parsing. ``episeg --log-format json serve ...`` turns it on
+(uvicorn's own loggers propagate to the same handler).
+
+>>> import io, json, logging
+>>> stream = io.StringIO()
+>>> configure_logging(logging.INFO, json=True, stream=stream)
+>>> logging.getLogger("episeg.demo").info("closed", extra={"episode": "e1"})
+>>> record = json.loads(stream.getvalue())
+>>> record["level"], record["logger"], record["message"], record["episode"]
+('INFO', 'episeg.demo', 'closed', 'e1')
+>>> configure_logging(logging.WARNING)
+"""
+
+from __future__ import annotations
+
+import logging
+import sys
+from typing import TextIO
+
+__all__ = ["LOG_FORMATS", "configure_logging"]
+
+LOG_FORMATS = ("text", "json")
+
+
+def configure_logging(level: int, *, json: bool = False, stream: TextIO | None = None) -> None:
+    """Send every log record at ``level`` or above to ``stream`` (default stderr).
+
+    Replaces the root logger's handlers, so calling it twice does not double lines.
+    """
+    handler = logging.StreamHandler(stream or sys.stderr)
+    if json:
+        from pythonjsonlogger.json import JsonFormatter  # the `serve` extra
+
+        handler.setFormatter(
+            JsonFormatter(
+                "%(asctime)s %(levelname)s %(name)s %(message)s",
+                rename_fields={"asctime": "time", "levelname": "level", "name": "logger"},
+            )
+        )
+    else:
+        handler.setFormatter(logging.Formatter("%(levelname)s %(name)s: %(message)s"))
+    root = logging.getLogger()
+    root.handlers[:] = [handler]
+    root.setLevel(level)

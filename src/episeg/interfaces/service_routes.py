@@ -1,0 +1,102 @@
+"""Routes the service adds beside its core API: forget, the memory browser, metrics.
+
+``DELETE /v1/episodes/{episode_id}``
+    Deletes one of the key's tenant's episodes (the store's tenant-scoped
+    delete; its turns leave the turn index too). 404 when the tenant has no
+    episode by that id, so one tenant cannot probe another's ids.
+``GET /ui``
+    The memory browser: a static page plus a small script (``static/``) that
+    asks for the API key and then reads only through the API above, so it
+    shows the key's tenant and nothing else. A Content-Security-Policy allows
+    scripts and styles from this origin only.
+``GET /metrics``
+    Prometheus text format (:mod:`episeg.interfaces.metrics`); no key, like
+    ``/v1/healthz`` (put it behind the network boundary you scrape from).
+
+>>> sorted(STATIC)
+['browser.css', 'browser.html', 'browser.js']
+"""
+
+# No `from __future__ import annotations`: FastAPI reads the annotations at runtime.
+from collections.abc import Callable
+from importlib import resources
+from typing import Annotated, Any
+
+from fastapi import Depends, FastAPI, HTTPException, Path
+from fastapi.responses import Response
+from pydantic import BaseModel
+
+from episeg.interfaces.metrics import CONTENT_TYPE_LATEST, ServiceMetrics
+from episeg.memory import Memory
+
+__all__ = ["STATIC", "ForgottenOut", "add_extra_routes"]
+
+STATIC = {
+    name: resources.files("episeg.interfaces").joinpath("static", name).read_bytes()
+    for name in ("browser.css", "browser.html", "browser.js")
+}
+_TYPES = {"html": "text/html; charset=utf-8", "css": "text/css", "js": "text/javascript"}
+_CSP = (
+    "default-src 'none'; script-src 'self'; style-src 'self'; connect-src 'self'; "
+    "img-src 'self'; form-action 'self'; frame-ancestors 'none'; base-uri 'none'"
+)
+
+
+class ForgottenOut(BaseModel):
+    forgotten: list[str]
+
+
+def _static(name: str) -> Response:
+    return Response(
+        STATIC[name],
+        media_type=_TYPES[name.rsplit(".", 1)[1]],
+        headers={
+            "Content-Security-Policy": _CSP,
+            "X-Content-Type-Options": "nosniff",
+            "Cache-Control": "no-store",
+        },
+    )
+
+
+def add_extra_routes(
+    app: FastAPI,
+    memory: Memory,
+    tenant: Callable[..., str],
+    metrics: ServiceMetrics,
+    errors: dict[int | str, dict[str, Any]],
+) -> None:
+    """Add the forget, browser and metrics routes to ``app``.
+
+    ``tenant`` is the service's key -> tenant dependency; ``errors`` the
+    documented error answers of a keyed route. Routes go on ``app`` itself
+    (not a nested router) so the metrics middleware sees their templates.
+    """
+    Tenant = Annotated[str, Depends(tenant)]
+
+    @app.delete(
+        "/v1/episodes/{episode_id}",
+        responses={**errors, 404: {**errors[401], "description": "no such episode"}},
+    )
+    def forget(
+        episode_id: Annotated[str, Path(min_length=1, max_length=256)], owner: Tenant
+    ) -> ForgottenOut:
+        """Delete one of the tenant's episodes from the store, for good."""
+        store = memory.store(owner)
+        if not store.get([episode_id]):
+            raise HTTPException(404, "no such episode")
+        store.delete([episode_id])
+        return ForgottenOut(forgotten=[episode_id])
+
+    @app.get("/ui", include_in_schema=False)
+    def browser_page() -> Response:
+        return _static("browser.html")
+
+    @app.get("/ui/{name}", include_in_schema=False)
+    def browser_asset(name: str) -> Response:
+        if name not in STATIC or name.endswith(".html"):
+            raise HTTPException(404, "not found")
+        return _static(name)
+
+    @app.get("/metrics", include_in_schema=False)
+    def scrape() -> Response:
+        return Response(metrics.exposition(), media_type=CONTENT_TYPE_LATEST)

@@ -1,0 +1,155 @@
+// episeg memory browser: plain DOM, no framework, no build step.
+// Every value from the server goes through textContent (never innerHTML).
+"use strict";
+const KEY = "episeg.key";
+const $ = (id) => document.getElementById(id);
+
+function el(tag, attrs, ...children) {
+  const node = document.createElement(tag);
+  for (const [name, value] of Object.entries(attrs || {})) {
+    if (name === "class") node.className = value;
+    else if (name === "style") node.style.cssText = value;
+    else node.setAttribute(name, value);
+  }
+  for (const child of children) {
+    if (child !== null && child !== undefined) node.append(child instanceof Node ? child : String(child));
+  }
+  return node;
+}
+
+async function api(method, path, body) {
+  const init = { method, headers: { Authorization: "Bearer " + sessionStorage.getItem(KEY) } };
+  if (body !== undefined) {
+    init.headers["Content-Type"] = "application/json";
+    init.body = JSON.stringify(body);
+  }
+  const response = await fetch(path, init);
+  const data = await response.json().catch(() => ({}));
+  if (!response.ok) {
+    const detail = typeof data.detail === "string" ? data.detail : JSON.stringify(data.detail);
+    throw new Error(response.status + ": " + detail);
+  }
+  return data;
+}
+
+function showError(message) {
+  $("error").textContent = message;
+  $("error").hidden = !message;
+}
+
+const when = (ts) => new Date(ts * 1000).toISOString().replace("T", " ").slice(0, 19);
+const salienceScore = (ep) => (ep.salience && ep.salience.score !== null ? ep.salience.score : null);
+const hue = (score) => (score === null ? "0, 0%, 60%" : `${(10 - score) * 12}, 70%, 45%`);
+
+function episodeCard(ep) {
+  const score = salienceScore(ep);
+  const card = el("article", { class: "card" + (ep.archived ? " archived" : ""), "data-id": ep.id,
+                               style: `border-left-color: hsl(${hue(score)})` });
+  const forget = el("button", { class: "forget", type: "button" }, "Forget");
+  forget.addEventListener("click", () => forgetEpisode(ep));
+  card.append(
+    el("div", { class: "meta" },
+      el("span", { class: "sal", title: ep.salience ? ep.salience.reason : "no scorer" },
+         score === null ? "unscored" : `salience ${score}/10`),
+      el("span", {}, `${when(ep.opened_at)} → ${when(ep.closed_at)}`),
+      el("span", {}, `${ep.turn_count} turns`),
+      el("span", { class: "recalls" }, `recalled ${ep.recall_count}×`),
+      el("span", {}, `strength ${ep.strength.toFixed(1)} d`),
+      ep.parent_id ? el("span", {}, "sub-episode") : null,
+      ep.archived ? el("span", {}, "archived") : null,
+      forget),
+    el("p", { class: "summary" }, ep.summary));
+  const reasons = ep.boundary_reasons.length ? ep.boundary_reasons : ["start of session"];
+  const list = el("ul", { class: "reasons" });
+  for (const reason of reasons) list.append(el("li", {}, reason));
+  for (const v of ep.boundary_verdicts.filter((v) => v.signal === "combiner")) {
+    list.append(el("li", { class: "muted" }, `combiner: ${v.decision} (${v.score}) ${v.reason}`));
+  }
+  card.append(list);
+  return card;
+}
+
+function sessionTimeline(name, episodes) {
+  const start = Math.min(...episodes.map((e) => e.opened_at));
+  const end = Math.max(...episodes.map((e) => e.closed_at));
+  const span = Math.max(end - start, 1);
+  const bar = el("div", { class: "bar", "aria-hidden": "true" });
+  for (const ep of episodes) {
+    const left = ((ep.opened_at - start) / span) * 100;
+    const width = Math.max(((ep.closed_at - ep.opened_at) / span) * 100, 0.5);
+    bar.append(el("div", { class: "band", title: ep.summary,
+      style: `left:${left}%;width:${width}%;background:hsl(${hue(salienceScore(ep))})` }));
+  }
+  const section = el("section", { class: "session", "data-session": name },
+    el("h3", {}, `session ${name}`, el("span", { class: "muted" }, ` · ${episodes.length} episodes`)), bar);
+  for (const ep of episodes) section.append(episodeCard(ep));
+  return section;
+}
+
+async function load() {
+  const { episodes } = await api("GET", "/v1/episodes?limit=1000&include_archived=true");
+  const bySession = new Map();
+  for (const ep of [...episodes].sort((a, b) => a.opened_at - b.opened_at)) {
+    if (!bySession.has(ep.session)) bySession.set(ep.session, []);
+    bySession.get(ep.session).push(ep);
+  }
+  const container = $("sessions");
+  container.replaceChildren(...[...bySession].map(([name, eps]) => sessionTimeline(name, eps)));
+  $("count").textContent = `${episodes.length} episodes in ${bySession.size} sessions`;
+  $("tenant").textContent = episodes.length ? `tenant: ${episodes[0].user}` : "tenant: (no episodes yet)";
+}
+
+async function forgetEpisode(ep) {
+  if (!window.confirm(`Forget this episode for good?\n\n${ep.summary}`)) return;
+  try {
+    await api("DELETE", "/v1/episodes/" + encodeURIComponent(ep.id));
+    document.querySelectorAll(`[data-id="${CSS.escape(ep.id)}"]`).forEach((n) => n.remove());
+    await load();
+  } catch (err) { showError(err.message); }
+}
+
+function term(label, value) {
+  return el("span", { class: "term" }, `${label} ${value.toFixed(3)}`,
+    el("span", { class: "fill", style: `width:${Math.round(Math.max(value, 0) * 60)}px` }));
+}
+
+async function search(event) {
+  event.preventDefault();
+  try {
+    const body = { query: $("query").value, k: Number($("k").value) };
+    const { results } = await api("POST", "/v1/recall", body);
+    const hits = $("hits");
+    hits.replaceChildren(...results.map((hit) => el("li", { class: "hit", "data-id": hit.episode.id },
+      el("div", { class: "terms" }, el("strong", {}, `score ${hit.score.toFixed(3)}`),
+        term("recency", hit.recency), term("importance", hit.importance),
+        term("similarity", hit.similarity), el("span", { class: "muted" },
+          `raw cosine ${hit.raw_similarity.toFixed(3)}${hit.importance_imputed ? ", importance imputed" : ""}`)),
+      el("p", { class: "summary" }, hit.episode.summary))));
+    $("results").hidden = false;
+    await load();  // recall counts changed
+  } catch (err) { showError(err.message); }
+}
+
+async function open() {
+  showError("");
+  try {
+    await load();
+    $("login").hidden = true;
+    $("app").hidden = false;
+    $("signout").hidden = false;
+  } catch (err) {
+    sessionStorage.removeItem(KEY);
+    showError(err.message);
+  }
+}
+
+document.addEventListener("DOMContentLoaded", () => {
+  $("login").addEventListener("submit", (event) => {
+    event.preventDefault();
+    sessionStorage.setItem(KEY, $("key").value);
+    open();
+  });
+  $("signout").addEventListener("click", () => { sessionStorage.removeItem(KEY); location.reload(); });
+  $("search").addEventListener("submit", search);
+  if (sessionStorage.getItem(KEY)) open();
+});

@@ -1,0 +1,165 @@
+"""episeg.client against the real service on loopback, with the OpenAPI as the contract."""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import time
+from collections.abc import Iterator
+
+import httpx
+import pytest
+
+from episeg.client import ENDPOINTS, APIError, AsyncClient, Client
+from episeg.interfaces.runtime import open_memory
+from episeg.interfaces.service import create_app
+from episeg.testing import HashingEmbedder
+from episeg.types import Turn
+from tests.interfaces.helpers import KEY_A, KEY_B, KEYS, LiveServer
+
+HTTP_METHODS = {"get", "post", "put", "patch", "delete"}
+
+
+@pytest.fixture(scope="module")
+def server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[LiveServer]:
+    memory = open_memory(tmp_path_factory.mktemp("client"), embedder=HashingEmbedder(dim=64))
+    live = LiveServer(create_app(memory, KEYS))
+    yield live
+    live.stop()
+
+
+@pytest.fixture(scope="module")
+def openapi(server: LiveServer) -> dict[str, object]:
+    document: dict[str, object] = httpx.get(server.url + "/openapi.json").json()
+    return document
+
+
+def _operations(document: dict[str, object]) -> set[tuple[str, str]]:
+    paths = document["paths"]
+    assert isinstance(paths, dict)
+    return {(m.upper(), p) for p, ops in paths.items() for m in ops if m in HTTP_METHODS}
+
+
+class TestContract:
+    def test_every_openapi_operation_has_a_client_method_and_back(
+        self, openapi: dict[str, object]
+    ) -> None:
+        assert set(ENDPOINTS.values()) == _operations(openapi)
+
+    @pytest.mark.parametrize("cls", [Client, AsyncClient])
+    def test_both_clients_have_every_method(self, cls: type) -> None:
+        missing = [name for name in ENDPOINTS if not callable(getattr(cls, name, None))]
+        assert missing == []
+        if cls is AsyncClient:
+            assert all(asyncio.iscoroutinefunction(getattr(cls, n)) for n in ENDPOINTS)
+
+    def test_the_requests_the_client_sends_are_the_ones_it_declares(
+        self, server: LiveServer, openapi: dict[str, object]
+    ) -> None:
+        sent: set[tuple[str, str]] = set()
+        templates = {(m, p.split("{")[0]): p for m, p in _operations(openapi)}
+
+        def record(request: httpx.Request) -> None:
+            path = request.url.path
+            key = next(
+                (
+                    t
+                    for (m, prefix), t in templates.items()
+                    if m == request.method
+                    and (path == prefix or ("{" in t and path.startswith(prefix)))
+                ),
+                None,
+            )
+            assert key is not None, f"{request.method} {path} is not in the OpenAPI"
+            sent.add((request.method, key))
+
+        with Client(server.url, KEY_A) as c:
+            c._http.event_hooks["request"] = [record]
+            c.observe({"actor": "user", "text": "contract turn", "session": "contract"})
+            c.observe_batch(
+                [Turn(actor="assistant", text="noted", ts=time.time(), session="contract")]
+            )
+            c.flush("contract")
+            episode = c.episodes(limit=5)[0]
+            c.recall("contract", k=1)
+            c.forget(episode["id"])
+            c.healthz()
+        assert sent == set(ENDPOINTS.values())
+
+    def test_openapi_is_tidy(self, openapi: dict[str, object]) -> None:
+        from importlib.metadata import version
+
+        info = openapi["info"]
+        assert isinstance(info, dict) and info["version"] == version("episeg")
+        text = json.dumps(openapi)
+        for markup in (":class:", ":func:", ":meth:", "``"):
+            assert markup not in text
+        paths = openapi["paths"]
+        assert isinstance(paths, dict)
+        for path, ops in paths.items():
+            for method, op in ops.items():
+                codes = set(op["responses"])
+                if path != "/v1/healthz":
+                    assert {"401", "422", "503"} <= codes, (method, path, codes)
+                assert "503" in codes
+                if path.startswith("/v1/turns"):
+                    assert "403" in codes
+
+
+class TestSyncClient:
+    def test_round_trip_and_errors(self, server: LiveServer) -> None:
+        with Client(server.url, KEY_B) as c:
+            closed = c.observe_batch(
+                [
+                    {"actor": "user", "text": "rotate the jwt key", "session": "s1"},
+                    {"actor": "assistant", "text": "done <episode_boundary>", "session": "s1"},
+                    {"actor": "user", "text": "deploy prod 2.14", "session": "s1"},
+                ]
+            )
+            assert closed["accepted"] == 3 and len(closed["closed"]) == 1
+            c.flush()
+            episodes = c.episodes()
+            assert {e["user"] for e in episodes} == {"bob"}
+            hits = c.recall("deploy prod", k=1)
+            assert "deploy" in hits[0]["episode"]["summary"]
+            with pytest.raises(APIError) as refused:
+                c.observe(Turn(actor="user", text="x", ts=1.0, user="alice"))
+            assert refused.value.status == 403
+            with pytest.raises(APIError) as missing:
+                c.forget("no-such-episode")
+            assert missing.value.status == 404
+            gone = c.forget(episodes[0]["id"])
+            assert gone == {"forgotten": [episodes[0]["id"]]}
+            assert episodes[0]["id"] not in {e["id"] for e in c.episodes()}
+        with Client(server.url, "wrong-key-0123456789") as c, pytest.raises(APIError) as bad:
+            c.episodes()
+        assert bad.value.status == 401
+
+    def test_one_tenant_cannot_forget_anothers_episode(self, server: LiveServer) -> None:
+        with Client(server.url, KEY_A) as alice:
+            alice.observe({"actor": "user", "text": "alice private note", "session": "p"})
+            alice.flush("p")
+            target = alice.episodes()[0]["id"]
+        with Client(server.url, KEY_B) as bob, pytest.raises(APIError) as refused:
+            bob.forget(target)
+        assert refused.value.status == 404
+        with Client(server.url, KEY_A) as alice:
+            assert target in {e["id"] for e in alice.episodes()}
+
+
+class TestAsyncClient:
+    def test_same_calls_concurrently(self, server: LiveServer) -> None:
+        async def run() -> list[str]:
+            async with AsyncClient(server.url, KEY_A) as c:
+                await asyncio.gather(
+                    *(
+                        c.observe({"actor": "user", "text": f"async {i}", "session": f"a{i}"})
+                        for i in range(4)
+                    )
+                )
+                await c.flush()
+                assert (await c.healthz()) == {"status": "ok"}
+                return [e["session"] for e in await c.episodes(limit=100)]
+
+        sessions = asyncio.run(run())
+        assert {"a0", "a1", "a2", "a3"} <= set(sessions)
