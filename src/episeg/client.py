@@ -48,6 +48,7 @@ ENDPOINTS: dict[str, tuple[Method, str]] = {
     "episodes": ("GET", "/v1/episodes"),
     "forget": ("DELETE", "/v1/episodes/{episode_id}"),
     "recall": ("POST", "/v1/recall"),
+    "used": ("POST", "/v1/used"),
     "healthz": ("GET", "/v1/healthz"),
 }
 
@@ -105,6 +106,10 @@ class RecallHit(TypedDict):
 
 class Forgotten(TypedDict):
     forgotten: list[str]
+
+
+class Confirmed(TypedDict):
+    confirmed: list[str]
 
 
 TurnInput = Turn | Mapping[str, Any]
@@ -211,6 +216,10 @@ class Client:
         body = {"query": query, "k": k}
         return cast(list[RecallHit], self._call("recall", json=body)["results"])
 
+    def used(self, episode_ids: Iterable[str]) -> Confirmed:
+        """Confirm these recalled episodes were used: reinforces them (404 for an unknown id)."""
+        return cast(Confirmed, self._call("used", json={"episode_ids": list(episode_ids)}))
+
     def healthz(self) -> dict[str, str]:
         """``{"status": "ok"}``; ``APIError`` 503 when the store is unreachable."""
         return cast(dict[str, str], self._call("healthz"))
@@ -266,6 +275,10 @@ class AsyncClient:
     async def recall(self, query: str, k: int = 5) -> list[RecallHit]:
         body = {"query": query, "k": k}
         return cast(list[RecallHit], (await self._call("recall", json=body))["results"])
+
+    async def used(self, episode_ids: Iterable[str]) -> Confirmed:
+        body = {"episode_ids": list(episode_ids)}
+        return cast(Confirmed, await self._call("used", json=body))
 
     async def healthz(self) -> dict[str, str]:
         return cast(dict[str, str], await self._call("healthz"))

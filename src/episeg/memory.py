@@ -36,9 +36,11 @@ from pathlib import Path
 
 from episeg.config import EpisegConfig
 from episeg.defaults import DEFAULT, Default, default_embedder, resolve_judge, resolve_scorer
+from episeg.durability.ids import globalise
 from episeg.durability.journal import Journal
 from episeg.durability.outbox import PendingWriter
-from episeg.durability.recovery import RecoveryReport, recover, replay
+from episeg.durability.recovery import RecoveryReport, recover
+from episeg.durability.sessions import DEFAULT_MAX_RESIDENT, SessionPool
 from episeg.errors import EpisegError, JournalError
 from episeg.recall.forgetting import MaintenanceReport, maintain
 from episeg.recall.rerank import Recaller
@@ -82,6 +84,15 @@ class Memory:
     retry_interval
         Seconds to wait, after a failed store write, before writes are tried
         again automatically (:meth:`retry_pending` tries at once).
+    max_sessions
+        Sessions kept in memory (all tenants); the least recently used beyond
+        it are dropped and replayed from the journal when used again.
+
+    Each tenant has its own segmenter and lock (:attr:`sessions`), so one
+    tenant's turns, flushes, journal and store calls never wait for another's;
+    a tenant's own writes are serialised (:meth:`tenant_lock`). Episode ids
+    carry the journal's node id (:mod:`episeg.durability.ids`), so processes
+    with separate journals can share one ``chroma run`` server.
 
     Raises
     ------
@@ -101,6 +112,7 @@ class Memory:
         clock: Callable[[], float] = time.time,
         journal: bool = True,
         retry_interval: float = 5.0,
+        max_sessions: int = DEFAULT_MAX_RESIDENT,
     ) -> None:
         self.config = config or EpisegConfig()
         self.path = Path(path)
@@ -108,7 +120,6 @@ class Memory:
         self.embedder = embedder = embedder or default_embedder(self.config)
         self.judge: Judge | None = resolve_judge(judge, embedder)
         self.scorer: SalienceScorer | None = resolve_scorer(scorer, embedder, self.config)
-        self.segmenter = Segmenter(config=self.config, embedder=embedder, judge=self.judge)
         self.backend = backend or ChromaBackend.persistent(self.path / "chroma")
         self._clock = clock
         self._lock = threading.RLock()
@@ -116,6 +127,12 @@ class Memory:
         self._recallers: dict[str, Recaller] = {}
         self.journal = Journal(self.path / "journal.sqlite3" if journal else ":memory:")
         self._writer = PendingWriter(self.journal, self.store, retry_interval=retry_interval)
+        self.sessions = SessionPool(
+            lambda: Segmenter(config=self.config, embedder=embedder, judge=self.judge),
+            self.journal,
+            finish=self._finish,
+            max_resident=max_sessions,
+        )
         self._broken: JournalError | None = None
         self.recovery = self._recover()
 
@@ -133,26 +150,26 @@ class Memory:
         JournalError
             The turn could not be made durable: it was NOT accepted.
         """
-        with self._lock:
+        key = (validate_tenant(turn.user), turn.session)
+        with self.sessions.lock(turn.user):
             self._check_usable()
-            validate_tenant(turn.user)
-            self._writer.retry_if_due()
-            key = (turn.user, turn.session)
+            self._writer.retry_if_due(turn.user)
+            segmenter = self.sessions.enter(*key)
             try:
-                step = self.segmenter.observe(turn)
+                step = segmenter.observe(turn)
             except Exception:
                 self._rebuild([key])  # e.g. the embedder failed after intake saw the id
                 raise
             if step.turn is None or step.embedding is None:
                 return []  # a duplicate id: already recorded
-            scored = [self._scored(e) for e in step.closed]
+            scored = [self._finish(e) for e in step.closed]
             try:
                 self.journal.record(
                     dataclasses.replace(turn, id=step.turn.id),
                     step.embedding,
                     judge=step.judge_record,
                     closed=scored,
-                    checkpoint=self.segmenter.checkpoint(*key) if step.opened else None,
+                    checkpoint=segmenter.checkpoint(*key) if step.opened else None,
                 )
             except JournalError:
                 self._rebuild([key])
@@ -167,41 +184,62 @@ class Memory:
         return closed
 
     def flush(self, user: str | None = None, session: str | None = None) -> list[Episode]:
-        """Close, score and store the open episodes of matching sessions."""
-        with self._lock:
-            self._check_usable()
-            closed = [self._scored(e) for e in self.segmenter.flush(user, session)]
-            keys = sorted({(e.user, e.session) for e in closed})
-            try:
-                self.journal.close_episodes(closed, [self.segmenter.checkpoint(*k) for k in keys])
-            except JournalError:
-                self._rebuild(keys)
-                raise
-            return self._writer.write(closed)
+        """Close, score and store the open episodes of matching sessions.
+
+        One tenant at a time, under its lock, in journal transactions of at
+        most 32 sessions, so a flush of many sessions never holds the journal
+        long for other tenants.
+        """
+        self._check_usable()
+        if user is None:
+            users = set(self.sessions.tenants()) | {u for u, _ in self.journal.open_sessions()}
+            return [e for u in sorted(users) for e in self.flush(u, session)]
+        with self.sessions.lock(validate_tenant(user)):
+            self._writer.retry_if_due(user)
+            keys = [k for k in self.journal.open_sessions(user) if session in (None, k[1])]
+            size = min(32, self.sessions.max_resident)
+            stored: list[Episode] = []
+            for start in range(0, len(keys), size):
+                stored.extend(self._flush_sessions(user, keys[start : start + size]))
+            return stored
 
     def store_episodes(self, episodes: Sequence[Episode]) -> list[Episode]:
         """Score (if unscored) and store already-closed episodes, e.g. from batch."""
-        with self._lock:
-            for episode in episodes:
-                validate_tenant(episode.user)
-            scored = [self._scored(e) for e in episodes]
-            self.journal.close_episodes(scored, journaled=False)
-            return self._writer.write(scored)
+        for episode in episodes:
+            validate_tenant(episode.user)
+        scored = [self._scored(e) for e in episodes]
+        self.journal.close_episodes(scored, journaled=False)
+        return self._writer.write(scored)
 
     def pending_writes(self) -> list[Episode]:
         """Closed episodes waiting for the store (non-empty means degraded)."""
-        with self._lock:
-            return self.journal.pending()
+        return self.journal.pending()
 
     def retry_pending(self) -> list[Episode]:
-        """Try the pending writes now; return those that reached the store."""
-        with self._lock:
-            return self._writer.drain()
+        """Try the pending writes now (tenant by tenant); return those that reached the store."""
+        stored: list[Episode] = []
+        for user in sorted({e.user for e in self.journal.pending()}):
+            with self.sessions.lock(user):
+                stored.extend(self._writer.drain(user))
+        return stored
+
+    def tenant_lock(self, user: str) -> threading.RLock:
+        """The re-entrant lock serialising ``user``'s writes.
+
+        Hold it to make several calls one step, e.g. stamp a turn with the
+        current time and observe it, so concurrent turns of one session
+        arrive in time order (the service does this).
+        """
+        return self.sessions.lock(validate_tenant(user))
+
+    @property
+    def segmenter(self) -> SessionPool:
+        """The per-tenant segmenters (:attr:`sessions`; ``.stats`` sums their counters)."""
+        return self.sessions
 
     def close(self) -> None:
         """Close the journal (everything accepted is already durable)."""
-        with self._lock:
-            self.journal.close()
+        self.journal.close()
 
     # -- reading ----------------------------------------------------------------------
     def store(self, user: str) -> EpisodeStore:
@@ -260,19 +298,33 @@ class Memory:
                 "open a new Memory on the same path to recover"
             )
 
+    def _flush_sessions(self, user: str, keys: Sequence[tuple[str, str]]) -> list[Episode]:
+        segmenter = self.sessions.for_tenant(user)
+        for key in keys:
+            self.sessions.enter(*key)
+        closed = [self._finish(e) for key in keys for e in segmenter.flush(*key)]
+        try:
+            self.journal.close_episodes(closed, [segmenter.checkpoint(*k) for k in keys])
+        except JournalError:
+            self._rebuild(keys)
+            raise
+        return self._writer.write(closed)
+
+    def _finish(self, episode: Episode) -> Episode:
+        """A closed episode as stored: its id unique to this journal, then scored."""
+        return self._scored(globalise(self.journal.node, episode))
+
     def _rebuild(self, keys: Iterable[tuple[str, str]]) -> None:
         """Reset sessions to what the journal holds (after a failed observe/flush)."""
         try:
             for key in keys:
-                self.segmenter.forget(*key)
-                for journaled in self.journal.sessions(only=key):
-                    replay(self.segmenter, journaled)
+                self.sessions.reload(*key)
         except JournalError as exc:
             self._broken = exc
             log.error("cannot rebuild sessions %s from the journal: %s", keys, exc)
 
     def _recover(self) -> RecoveryReport:
-        return recover(self.segmenter, self.journal, self._writer, self._scored)
+        return recover(self.sessions, self._writer)
 
     def _score(self, episode: Episode) -> Salience:
         if self.scorer is None:

@@ -82,6 +82,7 @@ class TestContract:
             c.flush("contract")
             episode = c.episodes(limit=5)[0]
             c.recall("contract", k=1)
+            c.used([episode["id"]])
             c.forget(episode["id"])
             c.healthz()
         assert sent == set(ENDPOINTS.values())
@@ -122,6 +123,12 @@ class TestSyncClient:
             assert {e["user"] for e in episodes} == {"bob"}
             hits = c.recall("deploy prod", k=1)
             assert "deploy" in hits[0]["episode"]["summary"]
+            assert c.used([hits[0]["episode"]["id"]]) == {"confirmed": [hits[0]["episode"]["id"]]}
+            again = {e["id"]: e for e in c.episodes()}[hits[0]["episode"]["id"]]
+            assert again["recall_count"] == 1
+            with pytest.raises(APIError) as unknown:
+                c.used(["no-such-episode"])
+            assert unknown.value.status == 404
             with pytest.raises(APIError) as refused:
                 c.observe(Turn(actor="user", text="x", ts=1.0, user="alice"))
             assert refused.value.status == 403

@@ -1,7 +1,7 @@
 """The crash-safety journal: accepted turns and unconfirmed episode writes, in SQLite.
 
 One file (``<Memory path>/journal.sqlite3``), WAL mode, ``synchronous=FULL``:
-a committed transaction survives ``kill -9`` and power loss. Four tables:
+a committed transaction survives ``kill -9`` and power loss. Five tables:
 
 ``sessions``  per (user, session): last timestamp and the open episode's
               :class:`~episeg.segmentation.checkpoint.SessionCheckpoint`;
@@ -11,7 +11,8 @@ a committed transaction survives ``kill -9`` and power loss. Four tables:
 ``seen``      every turn id ever accepted per session (duplicates stay
               refused across restarts, also after their episode was stored);
 ``outbox``    closed episodes (encoded Chroma records) not yet confirmed in
-              the store.
+              the store;
+``meta``      the journal's node id.
 
 :meth:`Journal.record` commits one accepted turn, and the episode it closed,
 in one transaction; :meth:`Journal.confirm` removes a stored episode and its
@@ -36,7 +37,9 @@ import gc
 import io
 import json
 import os
+import secrets
 import sqlite3
+import threading
 import weakref
 from collections.abc import Iterator, Sequence
 from contextlib import contextmanager
@@ -65,7 +68,12 @@ CREATE TABLE IF NOT EXISTS seen (user TEXT NOT NULL, session TEXT NOT NULL,
 CREATE TABLE IF NOT EXISTS outbox (n INTEGER PRIMARY KEY AUTOINCREMENT,
     episode TEXT NOT NULL UNIQUE, user TEXT NOT NULL, document TEXT NOT NULL,
     metadata TEXT NOT NULL, vector BLOB NOT NULL);
+CREATE TABLE IF NOT EXISTS meta (key TEXT PRIMARY KEY, value TEXT NOT NULL) WITHOUT ROWID;
 """
+_HAS_OPEN = (
+    "EXISTS (SELECT 1 FROM turns WHERE turns.user = sessions.user"
+    " AND turns.session = sessions.session AND turns.episode IS NULL)"
+)
 
 
 def _lock_exclusively(lock_path: Path) -> int:
@@ -129,11 +137,21 @@ class Journal:
         holder dies, even by ``kill -9``) keeps two processes from replaying
         each other's sessions. A failed :meth:`record` leaves the journal
         unchanged.
+
+    Notes
+    -----
+    One connection serves every thread; each transaction and read holds a
+    short lock (commits are serialised by SQLite's single writer anyway).
+    :attr:`node` is this journal's random id (``meta`` table), made with the
+    file and folded into episode ids (:mod:`episeg.durability.ids`); a journal
+    made before node ids has ``""``.
     """
 
     def __init__(self, path: str | Path) -> None:
         self.path = str(path)
         self._unlock: weakref.finalize[..., Journal] | None = None
+        # one connection for every thread; each transaction or read holds this lock briefly
+        self._lock = threading.RLock()
         try:
             if self.path != ":memory:":
                 Path(self.path).parent.mkdir(parents=True, exist_ok=True)
@@ -144,7 +162,7 @@ class Journal:
             self._db = sqlite3.connect(self.path, isolation_level=None, check_same_thread=False)
             self._db.execute("PRAGMA journal_mode=WAL")
             self._db.execute("PRAGMA synchronous=FULL")
-            self._db.executescript(_SCHEMA)
+            self.node = _node_id(self._db)
         except (sqlite3.Error, OSError) as exc:
             if self._unlock is not None:
                 self._unlock()
@@ -152,7 +170,8 @@ class Journal:
 
     def close(self) -> None:
         """Close the SQLite connection and release the file lock (data is already durable)."""
-        self._db.close()
+        with self._lock:
+            self._db.close()
         if self._unlock is not None:
             self._unlock()  # runs os.close once, however often close() is called
 
@@ -223,14 +242,21 @@ class Journal:
             self._db.execute("DELETE FROM outbox WHERE episode = ?", (episode_id,))
 
     # -- reads --------------------------------------------------------------------------
-    def sessions(self, only: tuple[str, str] | None = None) -> list[JournaledSession]:
-        """Every journaled session (or ``only`` this one) with its open turns, in order."""
+    def sessions(
+        self, only: tuple[str, str] | None = None, *, open_only: bool = False
+    ) -> list[JournaledSession]:
+        """Every journaled session (or ``only`` this one) with its open turns, in order.
+
+        ``open_only`` lists only the sessions that have open turns.
+        """
         with self._reading("listing sessions"):
             sql = "SELECT user, session, last_ts, checkpoint FROM sessions"
             rows = (
                 self._db.execute(sql + " WHERE user = ? AND session = ?", only).fetchall()
                 if only
-                else self._db.execute(sql + " ORDER BY rowid").fetchall()
+                else self._db.execute(
+                    sql + (f" WHERE {_HAS_OPEN}" if open_only else "") + " ORDER BY rowid"
+                ).fetchall()
             )
             out = []
             for user, session, last_ts, checkpoint in rows:
@@ -255,12 +281,26 @@ class Journal:
                 )
             return out
 
-    def pending(self) -> list[Episode]:
-        """Closed episodes not yet confirmed in the store, oldest first."""
+    def open_sessions(self, user: str | None = None) -> list[tuple[str, str]]:
+        """(user, session) of every session (of ``user``, or all) with open turns, sorted."""
+        with self._reading("listing open sessions"):
+            sql = "SELECT DISTINCT user, session FROM turns WHERE episode IS NULL"
+            rows = (
+                self._db.execute(sql).fetchall()
+                if user is None
+                else self._db.execute(sql + " AND user = ?", (user,)).fetchall()
+            )
+            return sorted((str(u), str(s)) for u, s in rows)
+
+    def pending(self, user: str | None = None) -> list[Episode]:
+        """Closed episodes (of ``user``, or all) not yet confirmed in the store, oldest first."""
         with self._reading("reading the outbox"):
-            rows = self._db.execute(
-                "SELECT episode, document, metadata, vector FROM outbox ORDER BY n"
-            ).fetchall()
+            sql = "SELECT episode, document, metadata, vector FROM outbox"
+            rows = (
+                self._db.execute(sql + " ORDER BY n").fetchall()
+                if user is None
+                else self._db.execute(sql + " WHERE user = ? ORDER BY n", (user,)).fetchall()
+            )
             try:
                 return [
                     decode(eid, doc, json.loads(meta), _unpack(vec)) for eid, doc, meta, vec in rows
@@ -305,10 +345,16 @@ class Journal:
 
     @contextmanager
     def _transaction(self, what: str) -> Iterator[None]:
-        try:
-            self._db.execute("BEGIN IMMEDIATE")
-        except sqlite3.Error as exc:
-            raise JournalError(f"journal {self.path}: cannot begin {what}: {exc}") from exc
+        with self._lock:
+            try:
+                self._db.execute("BEGIN IMMEDIATE")
+            except sqlite3.Error as exc:
+                raise JournalError(f"journal {self.path}: cannot begin {what}: {exc}") from exc
+            with self._rollback_on_error(what):
+                yield
+
+    @contextmanager
+    def _rollback_on_error(self, what: str) -> Iterator[None]:
         try:
             yield
             self._db.execute("COMMIT")
@@ -325,9 +371,22 @@ class Journal:
     @contextmanager
     def _reading(self, what: str) -> Iterator[None]:
         try:
-            yield
+            with self._lock:
+                yield
         except (sqlite3.Error, ValueError, KeyError) as exc:
             raise JournalError(f"journal {self.path}: {what} failed: {exc}") from exc
+
+
+def _node_id(db: sqlite3.Connection) -> str:
+    """This journal's node id: random for a new journal, '' for one made before node ids."""
+    found = db.execute("SELECT 1 FROM sqlite_master WHERE name = 'sessions'").fetchone()
+    db.executescript(_SCHEMA)
+    row = db.execute("SELECT value FROM meta WHERE key = 'node'").fetchone()
+    if row is not None:
+        return str(row[0])
+    node = "" if found is not None else secrets.token_hex(8)
+    db.execute("INSERT INTO meta VALUES ('node', ?)", (node,))
+    return node
 
 
 def _pack(vector: np.ndarray) -> bytes:

@@ -1,8 +1,16 @@
-"""The outbox writer: closed episodes go to their store, a failed write waits and retries."""
+"""The outbox writer: closed episodes go to their store, a failed write waits and retries.
+
+Thread-safe: the service calls it from many request threads. Retries are per
+tenant (:meth:`PendingWriter.retry_if_due` drains one tenant's outbox, which
+the caller serialises with that tenant's other writes), so a tenant never
+waits for another tenant's backlog; a failed write marks the store down for
+``retry_interval`` seconds for everyone (it is one store).
+"""
 
 from __future__ import annotations
 
 import logging
+import threading
 import time
 from collections.abc import Callable, Sequence
 from typing import TYPE_CHECKING
@@ -37,8 +45,15 @@ class PendingWriter:
         self, journal: Journal, store_for: Callable[[str], EpisodeStore], *, retry_interval: float
     ) -> None:
         self.journal, self.store_for, self.retry_interval = journal, store_for, retry_interval
-        self.has_pending = False
+        self._waiting: set[str] = set()  # tenants with episodes left in the outbox
         self._retry_at = 0.0
+        self._lock = threading.Lock()
+
+    @property
+    def has_pending(self) -> bool:
+        """Whether a failed write left episodes in the outbox (of any tenant)."""
+        with self._lock:
+            return bool(self._waiting)
 
     def write(self, episodes: Sequence[Episode]) -> list[Episode]:
         """Store ``episodes`` (already in the outbox); return those stored."""
@@ -49,33 +64,47 @@ class PendingWriter:
                     episode.id,
                     self._retry_at - time.monotonic(),
                 )
+            self._wait_for(episodes)
             return []
-        stored = []
-        for episode in episodes:
-            if not self._store_one(episode):
-                break
-            stored.append(episode)
+        return self._store_all(episodes)
+
+    def drain(self, user: str | None = None) -> list[Episode]:
+        """Try every pending write (of ``user``, or all) now, oldest first; stop at a failure."""
+        pending = self.journal.pending(user)
+        stored = self._store_all(pending)
+        if len(stored) < len(pending):
+            return stored
+        with self._lock:
+            if user is None:
+                self._waiting.clear()
+            else:
+                self._waiting.discard(user)
         return stored
 
-    def drain(self) -> list[Episode]:
-        """Try every pending write now, oldest first; stop at the first failure."""
-        stored: list[Episode] = []
-        for episode in self.journal.pending():
-            if not self._store_one(episode):
-                return stored
-            stored.append(episode)
-        self.has_pending = False
-        return stored
+    def retry_if_due(self, user: str) -> None:
+        """Drain ``user``'s outbox if a write of theirs failed and the wait is over."""
+        with self._lock:
+            due = user in self._waiting and time.monotonic() >= self._retry_at
+        if due:
+            self.drain(user)
 
-    def retry_if_due(self) -> None:
-        if self.has_pending and time.monotonic() >= self._retry_at:
-            self.drain()
+    def _store_all(self, episodes: Sequence[Episode]) -> list[Episode]:
+        for n, episode in enumerate(episodes):
+            if not self._store_one(episode):
+                self._wait_for(episodes[n:])
+                return list(episodes[:n])
+        return list(episodes)
+
+    def _wait_for(self, episodes: Sequence[Episode]) -> None:
+        with self._lock:
+            self._waiting.update(e.user for e in episodes)
 
     def _store_one(self, episode: Episode) -> bool:
         try:
             self.store_for(episode.user).add([episode])
         except StoreError as exc:
-            self.has_pending, self._retry_at = True, time.monotonic() + self.retry_interval
+            with self._lock:
+                self._retry_at = time.monotonic() + self.retry_interval
             log.warning("episode %s kept in the outbox, store write failed: %s", episode.id, exc)
             return False
         try:

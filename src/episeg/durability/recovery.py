@@ -4,7 +4,8 @@ The journal (:mod:`episeg.durability.journal`) holds each session's open
 episode as a :class:`~episeg.segmentation.checkpoint.SessionCheckpoint` plus its
 turns; :func:`replay` rebuilds the session in a segmenter with the judge
 answering from the recorded answers (:class:`~episeg.segmentation.tap.JudgeTap`),
-and :func:`recover` does that for every session and drains the outbox
+and :func:`recover` does that for every session with open turns (through the
+:class:`~episeg.durability.sessions.SessionPool`) and drains the outbox
 (:class:`~episeg.durability.outbox.PendingWriter`).
 """
 
@@ -12,16 +13,13 @@ from __future__ import annotations
 
 import logging
 import time
-from collections.abc import Callable
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
-from episeg.durability.journal import Journal, JournaledSession
-from episeg.durability.outbox import PendingWriter
-from episeg.types import Episode
+from episeg.durability.sessions import SessionPool, replay
 
 if TYPE_CHECKING:
-    from episeg.segmentation.segmenter import Segmenter
+    from episeg.durability.outbox import PendingWriter
 
 __all__ = ["RecoveryReport", "recover", "replay"]
 
@@ -40,57 +38,29 @@ class RecoveryReport:
     seconds: float = 0.0
 
 
-def replay(segmenter: Segmenter, journaled: JournaledSession) -> list[Episode]:
-    """Rebuild one journaled session in ``segmenter``; the judge answers from the records."""
-    turns = [(t, v) for t, v, _ in journaled.turns]
-    answers = {t.id or "": j for t, _, j in journaled.turns if j is not None}
-    return segmenter.resume(
-        journaled.checkpoint,
-        turns,
-        seen_ids=journaled.seen,
-        last_ts=journaled.last_ts,
-        judge_records=answers,
-    )
-
-
-def recover(
-    segmenter: Segmenter,
-    journal: Journal,
-    writer: PendingWriter,
-    score: Callable[[Episode], Episode],
-) -> RecoveryReport:
-    """Start-up recovery: replay every journaled session, then retry the outbox.
+def recover(sessions: SessionPool, writer: PendingWriter) -> RecoveryReport:
+    """Start-up recovery: replay every session with open turns, then retry the outbox.
 
     A replay that closes an episode the live run had not closed (only possible
     when a component is not deterministic) keeps it: it is scored, journaled
-    and written, never dropped, and a warning says so.
+    and written, never dropped, and a warning says so. Sessions without open
+    turns are not replayed now: :meth:`SessionPool.enter` loads each one from
+    the journal when it is next used.
     """
     started = time.perf_counter()
-    sessions = journal.sessions()
-    replay_closed = 0
-    for journaled in sessions:
-        closed = [score(e) for e in replay(segmenter, journaled)]
-        if closed:
-            replay_closed += len(closed)
-            log.warning(
-                "replaying session %s/%s closed %d episode(s) the live run had not closed",
-                journaled.user,
-                journaled.session,
-                len(closed),
-            )
-            journal.close_episodes(
-                closed, [segmenter.checkpoint(journaled.user, journaled.session)]
-            )
+    journal = sessions.journal
+    journaled = journal.sessions(open_only=True)
+    replay_closed = sum(len(sessions.load(one)) for one in journaled)
     pending = journal.pending()
     stored = writer.drain() if pending else []
     report = RecoveryReport(
-        sessions=len(sessions),
-        turns_replayed=sum(len(s.turns) for s in sessions),
+        sessions=len(journaled),
+        turns_replayed=sum(len(s.turns) for s in journaled),
         replay_closed=replay_closed,
         pending_found=len(pending),
         pending_stored=len(stored),
         seconds=time.perf_counter() - started,
     )
-    if sessions or pending:
+    if journaled or pending:
         log.info("journal recovery: %s", report)
     return report

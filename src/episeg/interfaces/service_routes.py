@@ -4,6 +4,9 @@
     Deletes one of the key's tenant's episodes (the store's tenant-scoped
     delete; its turns leave the turn index too). 404 when the tenant has no
     episode by that id, so one tenant cannot probe another's ids.
+``POST /v1/used``
+    Confirms that recalled episodes were used (``Memory.confirm_used``):
+    reinforcement follows use, not retrieval. 404 for an id the tenant lacks.
 ``GET /ui``
     The memory browser: a static page plus a small script (``static/``) that
     asks for the API key and then reads only through the API above, so it
@@ -24,8 +27,9 @@ from typing import Annotated, Any
 
 from fastapi import Depends, FastAPI, HTTPException, Path
 from fastapi.responses import Response
-from pydantic import BaseModel
+from pydantic import BaseModel, ConfigDict, Field
 
+from episeg.errors import StoreError
 from episeg.interfaces.metrics import CONTENT_TYPE_LATEST, ServiceMetrics
 from episeg.memory import Memory
 
@@ -44,6 +48,18 @@ _CSP = (
 
 class ForgottenOut(BaseModel):
     forgotten: list[str]
+
+
+class UsedIn(BaseModel):
+    model_config = ConfigDict(extra="forbid")
+    episode_ids: Annotated[
+        list[Annotated[str, Field(min_length=1, max_length=256)]],
+        Field(min_length=1, max_length=100),
+    ]
+
+
+class UsedOut(BaseModel):
+    confirmed: list[str]
 
 
 def _static(name: str) -> Response:
@@ -72,11 +88,9 @@ def add_extra_routes(
     (not a nested router) so the metrics middleware sees their templates.
     """
     Tenant = Annotated[str, Depends(tenant)]
+    missing = {**errors, 404: {**errors[401], "description": "no such episode"}}
 
-    @app.delete(
-        "/v1/episodes/{episode_id}",
-        responses={**errors, 404: {**errors[401], "description": "no such episode"}},
-    )
+    @app.delete("/v1/episodes/{episode_id}", responses=missing)
     def forget(
         episode_id: Annotated[str, Path(min_length=1, max_length=256)], owner: Tenant
     ) -> ForgottenOut:
@@ -86,6 +100,15 @@ def add_extra_routes(
             raise HTTPException(404, "no such episode")
         store.delete([episode_id])
         return ForgottenOut(forgotten=[episode_id])
+
+    @app.post("/v1/used", responses=missing)
+    def used(body: UsedIn, owner: Tenant) -> UsedOut:
+        """Confirm that these recalled episodes were used: reinforces them (strength grows)."""
+        try:
+            updated = memory.confirm_used(owner, body.episode_ids)
+        except StoreError as exc:
+            raise HTTPException(404, str(exc)) from None
+        return UsedOut(confirmed=[e.id for e in updated])
 
     @app.get("/ui", include_in_schema=False)
     def browser_page() -> Response:
