@@ -19,6 +19,7 @@ episeg.errors.InvalidTurnEnum: unknown actor 'robot'; valid: user, assistant, to
 from __future__ import annotations
 
 import math
+import unicodedata
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from enum import StrEnum
@@ -29,6 +30,7 @@ import numpy as np
 from episeg.errors import InvalidConfigEnum, InvalidEnumValue, InvalidTurnEnum, TurnValidationError
 
 __all__ = [
+    "MAX_TS",
     "Actor",
     "Decision",
     "Episode",
@@ -43,6 +45,35 @@ __all__ = [
 ]
 
 _E = TypeVar("_E", bound="_ParsableEnum")
+MAX_TS = 1e11
+"""Largest ``|Turn.ts|`` accepted: seconds up to the year 5138 (milliseconds exceed it)."""
+_FORBIDDEN_IN_NAMES = frozenset({"Cc", "Cf", "Zl", "Zp", "Cs"})
+
+
+def _is_utf8(text: str) -> bool:
+    """Whether ``text`` encodes to UTF-8 (no lone surrogates, e.g. from ``surrogateescape``)."""
+    try:
+        text.encode("utf-8")
+    except UnicodeEncodeError:
+        return False
+    return True
+
+
+def _check_name(name: str, value: str | None) -> None:
+    """Refuse control, format and surrogate characters in a session or turn id.
+
+    Ids are joined with ``\\x1f`` into episode ids, and SQLite and Chroma
+    store UTF-8 only, so such characters could make two episodes share an id
+    or leave a journal transaction half done.
+    """
+    if value is None:
+        return
+    for ch in value:
+        if unicodedata.category(ch) in _FORBIDDEN_IN_NAMES:
+            raise TurnValidationError(
+                f"{name} {value!r} contains {ch!r}: control, format and surrogate "
+                "characters are not allowed in ids"
+            )
 
 
 def iso_time(ts: float) -> str:
@@ -220,6 +251,11 @@ class Turn:
             raise TurnValidationError("ts is too large to be a time in seconds") from None
         if not math.isfinite(ts):
             raise TurnValidationError(f"ts must be finite, got {self.ts!r}")
+        if abs(ts) > MAX_TS:
+            raise TurnValidationError(
+                f"ts {self.ts!r} is not a time in seconds (|ts| <= {MAX_TS:.0e}, year 5138; "
+                "milliseconds by mistake?)"
+            )
         object.__setattr__(self, "ts", ts)
         for name in ("user", "session"):
             value = getattr(self, name)
@@ -227,6 +263,12 @@ class Turn:
                 raise TurnValidationError(f"{name} must be a non-empty string, got {value!r}")
         if self.id is not None and (not isinstance(self.id, str) or not self.id):
             raise TurnValidationError(f"id must be a non-empty string, got {self.id!r}")
+        for name in ("session", "id"):
+            _check_name(name, getattr(self, name))
+        if not _is_utf8(self.text):
+            raise TurnValidationError(
+                "text contains a lone surrogate (undecodable input?); it cannot be stored as UTF-8"
+            )
 
     def to_dict(self) -> dict[str, Any]:
         """A JSON-ready dict that :meth:`from_dict` reads back."""

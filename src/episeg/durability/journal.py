@@ -367,6 +367,12 @@ class Journal:
                     f"journal {self.path}: {what} failed: {exc}; rollback failed too: {again}"
                 ) from exc
             raise JournalError(f"journal {self.path}: {what} failed: {exc}") from exc
+        except BaseException:
+            # anything else (e.g. a string SQLite cannot encode): never leave the
+            # transaction open, or every later write of every tenant fails (issue 12, F1)
+            if self._db.in_transaction:
+                self._db.execute("ROLLBACK")
+            raise
 
     @contextmanager
     def _reading(self, what: str) -> Iterator[None]:

@@ -195,6 +195,10 @@ def _check_value(key: str, value: object, spec: dict[str, Any]) -> None:
     if "enum" in spec and value not in spec["enum"]:
         raise JudgeError(f"reply field {key!r} = {_clip(repr(value))} is not one of {spec['enum']}")
     if isinstance(value, str):
+        try:
+            value.encode("utf-8")
+        except UnicodeEncodeError:  # a lone surrogate ("\\udc80" in the JSON) cannot be stored
+            raise JudgeError(f"reply field {key!r} contains a lone surrogate") from None
         if len(value) < spec.get("minLength", 0):
             raise JudgeError(f"reply field {key!r} is shorter than {spec['minLength']} chars")
         if "maxLength" in spec and len(value) > spec["maxLength"]:

@@ -5,7 +5,8 @@ silently.
 
 * text longer than ``max_turn_chars`` is refused (``TurnValidationError``);
 * a turn earlier than the previous turn of its session is refused;
-* a turn without ``id`` gets ``"<session>:<seq>"``;
+* a turn without ``id`` gets ``"<session>:<seq>"`` (numbers already used as
+  ids by the client are skipped);
 * a turn whose ``id`` was already seen in its session is a *duplicate*: it
   is skipped and counted (idempotent ingestion), never stored twice;
 * agent markers are stripped from assistant text (see ``signals.marker``).
@@ -75,9 +76,10 @@ class SessionIntake:
                 for place, tag in (("before", scan.before), ("after", scan.after))
                 if tag
             )
+        if turn.id is None:  # skip numbers a client already used as ids (e.g. "s1:3")
+            while f"{turn.session}:{self.seq}" in self.seen_ids:
+                self.seq += 1
         turn_id = turn.id if turn.id is not None else f"{turn.session}:{self.seq}"
-        if turn_id in self.seen_ids:
-            raise TurnValidationError(f"generated id {turn_id!r} collides with a supplied id")
         self.seq += 1
         self.last_ts = turn.ts
         self.seen_ids.add(turn_id)
