@@ -1,16 +1,22 @@
-"""Segmentation speed against the physical limit: raw MiniLM ``encode`` throughput.
+"""Segmentation speed against the physical limit: raw MiniLM encode throughput.
 
 Every figure is measured in the same run on the same machine and reported as
 a ratio to its baseline; the throughput pairs are timed on the same blocks of
 turns in alternating rounds (baseline first, then measured first), so the
 machine's drift during the run does not favour either side:
 
-* streaming turns/s (``Segmenter.observe``) / one-at-a-time ``encode`` turns/s;
-* batch turns/s (``Segmenter.segment``) / batched ``encode`` turns/s;
+* streaming turns/s (``Segmenter.observe``) / one-at-a-time encode turns/s;
+* batch turns/s (``Segmenter.segment``) / batched encode turns/s (batches of 32);
 * per-turn overhead of signals + combiner in microseconds, measured with the
   embeddings precomputed, at 10^3, 10^4 and 10^5 turns (linear growth means
   a flat microseconds-per-turn column);
 * peak resident memory of the process.
+
+The encoder is the configured default (:func:`episeg.defaults.default_embedder`)
+and the raw encode is that encoder without the
+segmenter: ``SentenceTransformer.encode`` for torch, ``embed`` for ONNX
+(see :func:`raw_encoder`). :mod:`episeg.benchmarks.embed_bench` compares the
+two encoders and then runs this benchmark, in one command.
 
 Run: ``python -m episeg.benchmarks.segment_bench --data PATH.jsonl --json out.json``.
 
@@ -30,16 +36,26 @@ import sys
 import time
 from collections.abc import Callable, Sequence
 from pathlib import Path
-from typing import Any
+from typing import Any, TypeVar
 
 import numpy as np
 
 from episeg.config import EpisegConfig
+from episeg.defaults import default_embedder
 from episeg.segmentation.segmenter import Segmenter
 from episeg.types import Actor, Turn
 from episeg.typing import Embedder
 
-__all__ = ["CachedEmbedder", "load_texts", "overhead_per_turn", "run_segment_bench"]
+__all__ = [
+    "CachedEmbedder",
+    "alternate",
+    "load_texts",
+    "overhead_per_turn",
+    "raw_encoder",
+    "run_segment_bench",
+]
+
+T = TypeVar("T")
 
 
 class CachedEmbedder:
@@ -115,24 +131,24 @@ def overhead_per_turn(
     }
 
 
-def _alternate(
-    turns: Sequence[Turn],
+def alternate(
+    items: Sequence[T],
     rounds: int,
     *,
-    baseline: Callable[[Sequence[Turn]], object],
-    measured: Callable[[Sequence[Turn]], object],
+    baseline: Callable[[Sequence[T]], object],
+    measured: Callable[[Sequence[T]], object],
 ) -> dict[str, Any]:
-    """Time ``baseline`` and ``measured`` on the same blocks of turns, alternating which
+    """Time ``baseline`` and ``measured`` on the same blocks of items, alternating which
     goes first each round, so drift of the machine's speed hits both alike.
 
-    >>> res = _alternate([Turn(actor="user", text="x", ts=0.0)] * 4, 2,
-    ...                  baseline=lambda b: None, measured=lambda b: None)
+    >>> res = alternate([Turn(actor="user", text="x", ts=0.0)] * 4, 2,
+    ...                 baseline=lambda b: None, measured=lambda b: None)
     >>> len(res["round_ratios"]), res["baseline_tps"] > 0
     (2, True)
     """
     spent = {"baseline": 0.0, "measured": 0.0}
     ratios = []
-    for number, block in enumerate(_blocks(turns, rounds)):
+    for number, block in enumerate(_blocks(items, rounds)):
         pair = [("baseline", baseline), ("measured", measured)]
         took = {}
         for label, run in pair if number % 2 == 0 else pair[::-1]:
@@ -142,16 +158,36 @@ def _alternate(
             spent[label] += took[label]
         ratios.append(round(took["baseline"] / took["measured"], 3))
     return {
-        "baseline_tps": round(_rate(len(turns), spent["baseline"]), 1),
-        "measured_tps": round(_rate(len(turns), spent["measured"]), 1),
+        "baseline_tps": round(_rate(len(items), spent["baseline"]), 1),
+        "measured_tps": round(_rate(len(items), spent["measured"]), 1),
         "ratio": round(spent["baseline"] / spent["measured"], 3),
         "round_ratios": ratios,
     }
 
 
-def _blocks(turns: Sequence[Turn], rounds: int) -> list[Sequence[Turn]]:
-    size = -(-len(turns) // rounds)
-    return [turns[i : i + size] for i in range(0, len(turns), size)]
+def _blocks(items: Sequence[T], rounds: int) -> list[Sequence[T]]:
+    size = -(-len(items) // rounds)
+    return [items[i : i + size] for i in range(0, len(items), size)]
+
+
+def raw_encoder(embedder: Embedder) -> Callable[[list[str], int], object]:
+    """``encode(texts, batch_size)`` without any episeg code on top.
+
+    A torch :class:`~episeg.embedders.MiniLMEmbedder` exposes its
+    ``SentenceTransformer`` as ``model``: that model's ``encode`` is the raw
+    path. Any other embedder (ONNX, which batches 32 at a time itself) is its
+    own raw path: ``embed``.
+
+    >>> from episeg.testing import HashingEmbedder
+    >>> raw_encoder(HashingEmbedder(dim=4))(["a"], 1).shape
+    (1, 4)
+    """
+    model = getattr(embedder, "model", None)
+    if model is None:
+        return lambda texts, batch_size: embedder.embed(texts)
+    return lambda texts, batch_size: model.encode(
+        texts, batch_size=batch_size, normalize_embeddings=True, show_progress_bar=False
+    )
 
 
 def run_segment_bench(
@@ -161,45 +197,44 @@ def run_segment_bench(
     single_turns: int = 500,
     scale: Sequence[int] = (1_000, 10_000, 100_000),
     rounds: int = 6,
+    embedder: Embedder | None = None,
 ) -> dict[str, Any]:
-    """Measure everything listed in the module docstring; returns a JSON-ready dict."""
+    """Measure everything listed in the module docstring; returns a JSON-ready dict.
+
+    ``embedder``: default :func:`~episeg.defaults.default_embedder`.
+    """
     if rounds < 1 or single_turns < rounds or n_turns < rounds:
         raise ValueError(
             f"need rounds >= 1 and at least one turn per round, got rounds={rounds}, "
             f"single_turns={single_turns}, n_turns={n_turns}"
         )
-    from episeg.embedders import MiniLMEmbedder
-
-    embedder = MiniLMEmbedder.default()
-    model = embedder.model
+    embedder = embedder or default_embedder()
+    encode = raw_encoder(embedder)
     rows = load_texts(data, n_turns)
     texts = [text for _, _, text in rows]
     turns = _turns(rows, len(rows))
-    model.encode(texts[:64], batch_size=32)  # warm-up
+    encode(texts[:64], 32)  # warm-up
     limit = EpisegConfig().embedding.max_chars  # the segmenter embeds text[:limit]: so does raw
 
     streaming = Segmenter(embedder=embedder)
-    single = _alternate(
+    single = alternate(
         turns[:single_turns],
         rounds,
-        baseline=lambda block: [
-            model.encode([t.text[:limit]], batch_size=1, normalize_embeddings=True) for t in block
-        ],
+        baseline=lambda block: [encode([t.text[:limit]], 1) for t in block],
         measured=lambda block: [streaming.observe(t) for t in block],
     )
     streaming.flush()
-    batch = _alternate(
+    batch = alternate(
         turns,
         rounds,
-        baseline=lambda block: model.encode(
-            [t.text[:limit] for t in block], batch_size=32, normalize_embeddings=True
-        ),
+        baseline=lambda block: encode([t.text[:limit] for t in block], 32),
         measured=lambda block: Segmenter(embedder=embedder).segment(block),
     )
 
     scaling = [overhead_per_turn(texts, embedder=embedder, n_turns=n) for n in scale]
     return {
         "machine": {"cpus": _cpus(), "torch_threads": _torch_threads()},
+        "embedder": _describe(embedder),
         "turns": len(turns),
         "single_turns": single_turns,
         "rounds": rounds,
@@ -226,6 +261,12 @@ def _torch_threads() -> int:
     import torch
 
     return int(torch.get_num_threads())
+
+
+def _describe(embedder: Embedder) -> str:
+    threads = getattr(embedder, "threads", None)
+    suffix = f", {threads} intra-op threads" if threads else ""
+    return f"{type(embedder).__name__} ({embedder.name}{suffix})"
 
 
 def main(argv: Sequence[str] | None = None) -> int:
