@@ -305,29 +305,59 @@ class SalienceConfig(_Section):
 
 @dataclass(frozen=True, kw_only=True)
 class RecallConfig(_Section):
-    """Recall, :class:`~episeg.recall.Recaller` and :func:`~episeg.recall.rerank`.
+    """Recall: :class:`~episeg.recall.hierarchical.HierarchicalRecaller` (what
+    :class:`~episeg.memory.Memory` uses) and the older episode-level
+    :class:`~episeg.recall.Recaller` / :func:`~episeg.recall.rerank`.
 
-    weights : tuple[float, float, float], default (1.0, 1.0, 1.0)
-        Weights of (recency, importance, similarity) in the rerank.
-    min_span : tuple[float, float, float], default (0.1, 0.3, 0.2)
-        Smallest raw range each rerank term (recency, importance, similarity)
-        is min-max stretched over, so near-equal values stay near-equal: 0.1
-        of recency is about 21 hours, 0.3 of importance about 3 salience points.
+    Defaults measured on the LoCoMo dev conversations (docs/RESULTS.md).
+
+    weights : tuple[float, float, float], default (0.0, 0.0, 1.0)
+        Weights of (recency, importance, relevance). Relevance is the fused
+        rank score scaled to [0, 1]; recency and importance are in [0, 1] too.
+        Recency and importance are 0 because every non-zero weight lowered
+        evidence recall on LoCoMo; they still break ties.
+    rrf_k : int, default 60
+        Reciprocal rank fusion constant: a list's item at rank r adds 1 / (k + 1 + r).
+    turn_candidates : int, default 200
+        Turns read from each turn-level list (dense and lexical).
+    episode_candidates : int, default 20
+        Episodes read from the episode-level lexical list (0 switches it off).
+    min_similarity : float, default 0.2
+        A turn whose cosine to the query is below this is not a dense match;
+        a query with no dense and no lexical match returns nothing.
+    reinforcement_weight : float, default 0.0
+        Weight of the MemoryBank retention ``exp(-t / S)`` of an episode whose
+        use was confirmed (``S`` grows with each confirmation); a never-confirmed
+        episode gets 0, so this is not a second recency term.
     recency_base : float, default 0.995
-        Recency = recency_base ** hours since last access (Generative Agents).
+        Recency = recency_base ** hours since the episode closed or was last confirmed.
+    min_span : tuple[float, float, float], default (0.1, 0.3, 0.2)
+        Older :func:`~episeg.recall.rerank` only: smallest raw range each term
+        (recency, importance, similarity) is min-max stretched over.
     candidates : int, default 50
-        Nearest neighbours fetched before the rerank (at least ``k``).
+        Older :class:`~episeg.recall.Recaller` only: nearest episodes fetched
+        before its rerank (at least ``k``).
     """
 
     section: ClassVar[str] = "recall"
-    weights: tuple[float, float, float] = (1.0, 1.0, 1.0)
-    min_span: tuple[float, float, float] = (0.1, 0.3, 0.2)
+    weights: tuple[float, float, float] = (0.0, 0.0, 1.0)
+    rrf_k: int = 60
+    turn_candidates: int = 200
+    episode_candidates: int = 20
+    min_similarity: float = 0.2
+    reinforcement_weight: float = 0.0
     recency_base: float = 0.995
+    min_span: tuple[float, float, float] = (0.1, 0.3, 0.2)
     candidates: int = 50
 
     def __post_init__(self) -> None:
         object.__setattr__(self, "weights", _triple(self.section, "weights", self.weights))
         object.__setattr__(self, "min_span", _triple(self.section, "min_span", self.min_span))
+        _int(self.section, "rrf_k", self.rrf_k, low=0)
+        _int(self.section, "turn_candidates", self.turn_candidates)
+        _int(self.section, "episode_candidates", self.episode_candidates, low=0)
+        _num(self.section, "min_similarity", self.min_similarity, -1.0, 1.0)
+        _num(self.section, "reinforcement_weight", self.reinforcement_weight, 0.0)
         _num(self.section, "recency_base", self.recency_base, 0.0, 1.0, low_open=True)
         _int(self.section, "candidates", self.candidates)
 

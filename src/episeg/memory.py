@@ -1,8 +1,10 @@
 """The facade most users want: turns in, scored and stored episodes, recall out.
 
 :class:`Memory` wires the segmenter (signals 1-5), the salience scorer (once
-per closed episode), one tenant-bound Chroma store per user, and recall with
-reinforcement. The tenant of a turn is its ``user``.
+per closed episode), one tenant-bound Chroma store per user, and hierarchical
+recall (:mod:`episeg.recall.hierarchical`: episodes found by their turns,
+lexical + dense, within a word budget). Recall never writes; reinforcement
+follows :meth:`Memory.confirm_used`. The tenant of a turn is its ``user``.
 
 Crash safety (see ``docs/RELIABILITY.md``): every accepted turn is committed
 to a SQLite :class:`~episeg.durability.journal.Journal` before :meth:`Memory.observe`
@@ -21,8 +23,9 @@ and are retried on later calls or by :meth:`Memory.retry_pending`.
 >>> _ = mem.observe(Turn(actor="user", text="deploy prod version 2.14", ts=1.0, user="alice"))
 >>> [len(e.turns) for e in mem.flush()]
 [1]
->>> mem.recall("alice", "deploy version", k=1)[0].episode.summary
-'deploy prod version 2.14'
+>>> hit = mem.recall("alice", "deploy version", k=1)[0]
+>>> hit.episode.summary, hit.start, [t.text for t in hit.turns]
+('deploy prod version 2.14', '1970-01-01T00:00:01Z', ['deploy prod version 2.14'])
 """
 
 from __future__ import annotations
@@ -43,12 +46,14 @@ from episeg.durability.recovery import RecoveryReport, recover
 from episeg.durability.sessions import DEFAULT_MAX_RESIDENT, SessionPool
 from episeg.errors import EpisegError, JournalError
 from episeg.recall.forgetting import MaintenanceReport, maintain
-from episeg.recall.rerank import Recaller
+from episeg.recall.hierarchical import Expand, HierarchicalRecaller, RecallHit
+from episeg.recall.index import IndexedStore
+from episeg.recall.summary import extractive_summary
 from episeg.segmentation.segmenter import Segmenter
 from episeg.store import ChromaBackend
-from episeg.store.tenants import collection_name, validate_tenant
+from episeg.store.tenants import validate_tenant
 from episeg.types import Episode, Salience, Turn
-from episeg.typing import Embedder, EpisodeStore, Judge, SalienceScorer, ScoredEpisode
+from episeg.typing import Embedder, Judge, SalienceScorer, ScoredEpisode
 
 __all__ = ["DEFAULT", "Memory"]  # DEFAULT is episeg.defaults.DEFAULT, re-exported
 
@@ -123,8 +128,10 @@ class Memory:
         self.backend = backend or ChromaBackend.persistent(self.path / "chroma")
         self._clock = clock
         self._lock = threading.RLock()
-        self._stores: dict[str, EpisodeStore] = {}
-        self._recallers: dict[str, Recaller] = {}
+        self._stores: dict[str, IndexedStore] = {}
+        self._recallers: dict[str, HierarchicalRecaller] = {}
+        # without an LLM judge, summaries are extractive (the most representative turn)
+        self._extractive = self.judge is None or self.judge.name == "local"
         self.journal = Journal(self.path / "journal.sqlite3" if journal else ":memory:")
         self._writer = PendingWriter(self.journal, self.store, retry_interval=retry_interval)
         self.sessions = SessionPool(
@@ -242,12 +249,17 @@ class Memory:
         self.journal.close()
 
     # -- reading ----------------------------------------------------------------------
-    def store(self, user: str) -> EpisodeStore:
-        """The store bound to ``user``'s tenant (created on first use)."""
+    def store(self, user: str) -> IndexedStore:
+        """The store bound to ``user``'s tenant (created on first use).
+
+        Writes through it also keep recall's lexical index and catalogue current.
+        """
         tenant = validate_tenant(user)
         with self._lock:
             if tenant not in self._stores:
-                self._stores[tenant] = self.backend.store_for(tenant)
+                self._stores[tenant] = IndexedStore(
+                    self.backend.store_for(tenant), embed_turns=self.embedder.embed
+                )
             return self._stores[tenant]
 
     def episodes(
@@ -256,37 +268,95 @@ class Memory:
         """``user``'s stored episodes in the store's listing order."""
         return self.store(user).list(limit=limit, offset=offset, include_archived=include_archived)
 
-    def recall(self, user: str, query: str, k: int = 5) -> list[ScoredEpisode]:
-        """The ``k`` best of ``user``'s episodes for ``query``; reinforces them."""
-        return self._recaller(user).recall(query, k)
+    def recall(
+        self,
+        user: str,
+        query: str,
+        k: int = 5,
+        *,
+        max_words: int | None = None,
+        since: float | None = None,
+        until: float | None = None,
+        session: str | None = None,
+        expand: Expand | str = Expand.TURNS,
+        context: int = 0,
+        neighbours: int = 0,
+    ) -> list[RecallHit]:
+        """The ``k`` best of ``user``'s episodes for ``query``, each with its matching turns.
+
+        ``max_words`` caps the words of all returned turns together (``None``:
+        no cap); ``since``/``until`` (seconds since the epoch) keep episodes
+        overlapping that range, ``session`` one session; ``expand="episode"``
+        returns whole episodes, ``context`` adds turns around each match and
+        ``neighbours`` lists adjacent episodes. See
+        :mod:`episeg.recall.hierarchical`. Nothing is written: the same
+        question gets the same answer until memory changes.
+        """
+        return self._recaller(user).recall(
+            query,
+            k,
+            max_words=max_words,
+            since=since,
+            until=until,
+            session=session,
+            expand=expand,
+            context=context,
+            neighbours=neighbours,
+        )
+
+    def confirm_used(self, user: str, episode_ids: Collection[str]) -> list[Episode]:
+        """Record that these of ``user``'s episodes were used: reinforce them (strength grows).
+
+        Raises
+        ------
+        StoreError
+            If an id is not one of ``user``'s episodes (nothing is written).
+        """
+        return self._recaller(user).confirm_used(list(episode_ids))
 
     def feedback(
         self, user: str, results: Sequence[ScoredEpisode], used_ids: Collection[str]
     ) -> tuple[float, float, float]:
-        """Tell recall which results were used; the tenant's weights learn from it."""
-        return self._recaller(user).feedback(results, used_ids)
+        """Tell recall which of ``results`` were used: they are reinforced (:meth:`confirm_used`).
+
+        Returns the recall weights (recency, importance, relevance), which no
+        longer learn from feedback: on LoCoMo every non-zero recency or
+        importance weight lowered evidence recall (docs/RESULTS.md).
+
+        Raises
+        ------
+        ValueError
+            If a used id is not among ``results``.
+        """
+        unknown = sorted(set(used_ids) - {r.episode.id for r in results})
+        if unknown:
+            raise ValueError(f"used id(s) {unknown[:5]} are not among the recall results")
+        recaller = self._recaller(user)
+        recaller.confirm_used(sorted(used_ids))
+        return recaller.params.weights
+
+    def recaller(self, user: str) -> HierarchicalRecaller:
+        """The recaller of ``user``'s tenant (for evaluation and custom calls)."""
+        return self._recaller(user)
 
     def maintain(self, user: str, *, archive: bool = False) -> MaintenanceReport:
         """Decay never-recalled episodes; with ``archive`` hide faded ones from recall."""
         return maintain(self.store(user), self.config, float(self._clock()), archive=archive)
 
     # -- internals --------------------------------------------------------------------
-    def _recaller(self, user: str) -> Recaller:
+    def _recaller(self, user: str) -> HierarchicalRecaller:
         store = self.store(user)
         with self._lock:
             if store.tenant not in self._recallers:
-                weights = self.path / "weights" / f"{collection_name(store.tenant)}.json"
-                weights.parent.mkdir(parents=True, exist_ok=True)
-                self._recallers[store.tenant] = Recaller(
-                    store,
-                    self.embedder,
-                    config=self.config,
-                    clock=self._clock,
-                    weights_path=weights,
+                self._recallers[store.tenant] = HierarchicalRecaller(
+                    store, self.embedder, config=self.config, clock=self._clock
                 )
             return self._recallers[store.tenant]
 
     def _scored(self, episode: Episode) -> Episode:
+        if self._extractive and episode.turn_embeddings is not None and episode.turns:
+            summary = extractive_summary(episode.turns, episode.turn_embeddings)
+            episode = dataclasses.replace(episode, summary=summary or episode.summary)
         if episode.salience is not None:
             return episode
         return dataclasses.replace(episode, salience=self._score(episode))

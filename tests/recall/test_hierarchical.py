@@ -8,8 +8,9 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from episeg.errors import StoreError
-from episeg.recall.hierarchical import Expand, HierarchicalRecaller, RecallHit, RecallParams
+from episeg.config import EpisegConfig, RecallConfig
+from episeg.errors import ConfigError, StoreError
+from episeg.recall.hierarchical import Expand, HierarchicalRecaller, RecallHit
 from episeg.recall.index import IndexedStore
 from episeg.store import ChromaBackend
 from episeg.testing import HashingEmbedder
@@ -136,8 +137,10 @@ class TestHits:
         for kwargs in ({"k": 0}, {"max_words": 0}, {"context": -1}, {"neighbours": -1}):
             with pytest.raises(ValueError):
                 recaller.recall("x", **kwargs)  # type: ignore[arg-type]
-        with pytest.raises(ValueError):
-            RecallParams(weights=(1.0, -1.0, 1.0))
+        with pytest.raises(ConfigError, match=r"recall\.weights"):
+            RecallConfig(weights=(1.0, -1.0, 1.0))
+        with pytest.raises(ConfigError, match=r"recall\.min_similarity"):
+            RecallConfig(min_similarity=1.5)
 
 
 class TestReinforcement:
@@ -176,7 +179,10 @@ class TestReinforcement:
         for _ in range(3):
             plain.confirm_used([loser])
         boosted = HierarchicalRecaller(
-            store, EMB, clock=lambda: now, params=RecallParams(reinforcement_weight=5.0)
+            store,
+            EMB,
+            clock=lambda: now,
+            config=EpisegConfig(recall=RecallConfig(reinforcement_weight=5.0)),
         )
         assert boosted.recall(query, k=2)[0].episode_id == loser
         assert [h.episode_id for h in plain.recall(query, k=2)] == ranked

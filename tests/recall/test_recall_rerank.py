@@ -212,8 +212,14 @@ class TestFeedback:
         alice = backend.store_for("alice")
         alice.add([ep("old", vec=[1, 0], closed_at=0.0), ep("new", vec=[0.8, 0.6], closed_at=H)])
         path = tmp_path / "alice-weights.json"
+        gen_agents = EpisegConfig(recall=RecallConfig(weights=(1.0, 1.0, 1.0)))
         rec = Recaller(
-            alice, HashingEmbedder(dim=2), clock=lambda: 2 * H, weights_path=path, reinforce=False
+            alice,
+            HashingEmbedder(dim=2),
+            config=gen_agents,
+            clock=lambda: 2 * H,
+            weights_path=path,
+            reinforce=False,
         )
         res = rec.recall(np.array([1.0, 0.0]), k=2)
         w = rec.feedback(res, {"new"})

@@ -2,11 +2,12 @@
 
 ``episeg bench segment ...`` runs :mod:`episeg.benchmarks.segment_bench` and
 ``episeg bench recall ...`` runs :mod:`episeg.benchmarks.recall_bench` and
-``episeg bench load ...`` runs :mod:`episeg.benchmarks.load_bench`; the
+``episeg bench load ...`` runs :mod:`episeg.benchmarks.load_bench` and
+``episeg bench hierarchical ...`` runs :mod:`episeg.benchmarks.hierarchical_bench`; the
 remaining arguments go to that module's ``main``.
 
 >>> main(["nonsense"])
-usage: episeg bench {segment,recall,load} [options]  (see --help of each)
+usage: episeg bench {segment,recall,hierarchical,load} [options]  (see --help of each)
 2
 """
 
@@ -23,6 +24,7 @@ _BENCHES = {
     "segment": "episeg.benchmarks.segment_bench",
     "recall": "episeg.benchmarks.recall_bench",
     "load": "episeg.benchmarks.load_bench",
+    "hierarchical": "episeg.benchmarks.hierarchical_bench",
 }
 
 
@@ -40,7 +42,9 @@ def main(argv: Sequence[str] | None = None) -> int:
     """Dispatch ``segment`` / ``recall`` / ``load`` to the benchmark modules."""
     args = list(argv or [])
     if not args or args[0] not in _BENCHES:
-        print("usage: episeg bench {segment,recall,load} [options]  (see --help of each)")
+        print(
+            "usage: episeg bench {segment,recall,hierarchical,load} [options]  (see --help of each)"
+        )
         return 2
     module = importlib.import_module(_BENCHES[args[0]])
     return int(module.main(args[1:]))

@@ -63,7 +63,15 @@ def _parser() -> argparse.ArgumentParser:
 
 
 def main(argv: Sequence[str] | None = None) -> int:
-    """Command-line entry point; returns the process exit status."""
+    """Command-line entry point; returns the process exit status.
+
+    ``memory`` as the first argument runs the memory evaluation instead
+    (:mod:`episeg.evaluation.memory`, ``episeg eval memory --help``).
+    """
+    if argv and argv[0] == "memory":
+        from episeg.evaluation.memory import main as memory_main
+
+        return memory_main(list(argv[1:]))
     from episeg.evaluation.configs import build_segment_fn
     from episeg.evaluation.report import format_table, write_json
 

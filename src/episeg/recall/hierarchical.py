@@ -53,7 +53,7 @@ from episeg.recall.index import EpisodeCard, IndexedStore, TenantIndex
 from episeg.types import Episode, Turn
 from episeg.typing import Embedder, ScoredEpisode
 
-__all__ = ["Expand", "HierarchicalRecaller", "RecallHit", "RecallParams", "word_count"]
+__all__ = ["Expand", "HierarchicalRecaller", "RecallHit", "word_count"]
 
 Clock = Callable[[], float]
 
@@ -82,38 +82,6 @@ class Expand(StrEnum):
         except ValueError:
             valid = ", ".join(m.value for m in cls)
             raise ValueError(f"unknown expand {value!r}; valid: {valid}") from None
-
-
-@dataclass(frozen=True, slots=True, kw_only=True)
-class RecallParams:
-    """The tunables of hierarchical recall (defaults measured on LoCoMo dev).
-
-    ``weights`` are (recency, importance, relevance); relevance is the RRF
-    sum scaled to [0, 1] (1 = first in every list), recency
-    ``recency_base ** hours`` since the episode closed or was last confirmed,
-    importance the normalised salience; ``reinforcement_weight`` multiplies
-    the MemoryBank retention ``exp(-t / S)`` of an episode whose use was
-    confirmed (``S`` grows with each confirmation; never-confirmed episodes
-    get 0, so this term is not a second recency term).
-    """
-
-    rrf_k: int = 60
-    turn_candidates: int = 200
-    episode_candidates: int = 20
-    min_similarity: float = 0.2
-    weights: tuple[float, float, float] = (0.0, 0.0, 1.0)
-    reinforcement_weight: float = 0.0
-    recency_base: float = 0.995
-
-    def __post_init__(self) -> None:
-        if self.rrf_k < 0 or self.turn_candidates < 1 or self.episode_candidates < 0:
-            raise ValueError("need rrf_k >= 0, turn_candidates >= 1, episode_candidates >= 0")
-        if len(self.weights) != 3 or any(w < 0 or not math.isfinite(w) for w in self.weights):
-            raise ValueError(f"weights must be 3 non-negative numbers, got {self.weights}")
-        if self.reinforcement_weight < 0:
-            raise ValueError("reinforcement_weight must be >= 0")
-        if not -1.0 <= self.min_similarity <= 1.0:
-            raise ValueError(f"min_similarity must be in [-1, 1], got {self.min_similarity}")
 
 
 @dataclass(frozen=True, slots=True)
@@ -181,10 +149,10 @@ class HierarchicalRecaller:
     ----------
     store, embedder
         The tenant's indexed store and the embedder its turns were embedded with.
-    params
-        Ranking tunables (:class:`RecallParams`).
     config
-        Strength rules for :meth:`confirm_used` and the reinforcement term.
+        ``config.recall`` holds the ranking tunables
+        (:class:`~episeg.config.RecallConfig`); ``config.forgetting`` the
+        strength rules of :meth:`confirm_used` and the reinforcement term.
     clock
         Returns "now" in seconds since the epoch.
     """
@@ -194,14 +162,13 @@ class HierarchicalRecaller:
         store: IndexedStore,
         embedder: Embedder,
         *,
-        params: RecallParams | None = None,
         config: EpisegConfig | None = None,
         clock: Clock,
     ) -> None:
         self._store = store
         self._embedder = embedder
-        self.params = params or RecallParams()
         self._config = config or EpisegConfig()
+        self.params = self._config.recall
         self._clock = clock
 
     @property
