@@ -53,7 +53,7 @@ from episeg.segmentation.segmenter import Segmenter
 from episeg.store import ChromaBackend
 from episeg.store.tenants import validate_tenant
 from episeg.types import Episode, Salience, Turn
-from episeg.typing import Embedder, Judge, SalienceScorer, ScoredEpisode
+from episeg.typing import Embedder, Judge, SalienceScorer, ScoredEpisode, StoreBackend
 
 __all__ = ["DEFAULT", "Memory"]  # DEFAULT is episeg.defaults.DEFAULT, re-exported
 
@@ -79,7 +79,8 @@ class Memory:
         ``config.salience.anchors`` (:func:`episeg.defaults.default_scorer`);
         ``None`` stores episodes unscored (and says so).
     backend
-        A :class:`ChromaBackend` (e.g. ``ChromaBackend.http(...)`` for a
+        Any :class:`~episeg.typing.StoreBackend`: a :class:`ChromaBackend`
+        (e.g. ``ChromaBackend.http(...)`` for a
         ``chroma run`` server); default an embedded store under ``path``.
     clock
         Seconds since the epoch; injectable for tests.
@@ -113,7 +114,7 @@ class Memory:
         embedder: Embedder | None = None,
         judge: Judge | Default | None = DEFAULT,
         scorer: SalienceScorer | Default | None = DEFAULT,
-        backend: ChromaBackend | None = None,
+        backend: StoreBackend | None = None,
         clock: Callable[[], float] = time.time,
         journal: bool = True,
         retry_interval: float = 5.0,
@@ -125,7 +126,7 @@ class Memory:
         self.embedder = embedder = embedder or default_embedder(self.config)
         self.judge: Judge | None = resolve_judge(judge, embedder)
         self.scorer: SalienceScorer | None = resolve_scorer(scorer, embedder, self.config)
-        self.backend = backend or ChromaBackend.persistent(self.path / "chroma")
+        self.backend: StoreBackend = backend or ChromaBackend.persistent(self.path / "chroma")
         self._clock = clock
         self._lock = threading.RLock()
         self._stores: dict[str, IndexedStore] = {}
@@ -266,7 +267,9 @@ class Memory:
         self, user: str, *, limit: int = 100, offset: int = 0, include_archived: bool = False
     ) -> list[Episode]:
         """``user``'s stored episodes in the store's listing order."""
-        return self.store(user).list(limit=limit, offset=offset, include_archived=include_archived)
+        return self.store(user).list_episodes(
+            limit=limit, offset=offset, include_archived=include_archived
+        )
 
     def recall(
         self,

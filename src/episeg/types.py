@@ -34,9 +34,11 @@ __all__ = [
     "Actor",
     "Decision",
     "Episode",
+    "JudgeAnswer",
     "JudgeGate",
     "ObservedTurn",
     "Salience",
+    "ScoredEpisode",
     "SignalName",
     "Turn",
     "TurnType",
@@ -440,3 +442,29 @@ class Episode:
     @property
     def turn_ids(self) -> tuple[str, ...]:
         return tuple(t.id or "" for t in self.turns)
+
+
+@dataclass(frozen=True, slots=True)
+class JudgeAnswer:
+    """A judge's structured answer: the decision and the updated one-line summary."""
+
+    decision: Decision
+    summary: str
+    reason: str = ""
+
+
+@dataclass(frozen=True, slots=True)
+class ScoredEpisode:
+    """A recalled episode with each rerank term's contribution.
+
+    ``importance_imputed`` is True when the episode was unscored and its
+    importance term used the candidates' median (see :mod:`episeg.recall.rerank`).
+    """
+
+    episode: Episode
+    score: float
+    recency: float
+    importance: float
+    similarity: float
+    raw_similarity: float
+    importance_imputed: bool = False

@@ -1,4 +1,4 @@
-"""The Protocols every backend implements: embedder, judge, scorer, store.
+"""The Protocols (and only Protocols) every backend implements: embedder, judge, scorer, store.
 
 They are ``runtime_checkable`` so a wrong backend fails early:
 
@@ -11,21 +11,23 @@ True
 from __future__ import annotations
 
 from collections.abc import Sequence
-from dataclasses import dataclass
 from typing import Protocol, runtime_checkable
 
 import numpy as np
 
-from episeg.types import Decision, Episode, ObservedTurn, Salience, Turn, Verdict
+# JudgeAnswer and ScoredEpisode are data types (episeg.types): imported for the
+# Protocols' signatures and re-exported explicitly for older imports.
+from episeg.types import Episode, ObservedTurn, Salience, Turn, Verdict
+from episeg.types import JudgeAnswer as JudgeAnswer
+from episeg.types import ScoredEpisode as ScoredEpisode
 
 __all__ = [
     "Embedder",
     "EpisodeStore",
     "Judge",
-    "JudgeAnswer",
     "SalienceScorer",
-    "ScoredEpisode",
     "Signal",
+    "StoreBackend",
 ]
 
 
@@ -40,15 +42,6 @@ class Embedder(Protocol):
     def dim(self) -> int: ...
 
     def embed(self, texts: Sequence[str]) -> np.ndarray: ...
-
-
-@dataclass(frozen=True, slots=True)
-class JudgeAnswer:
-    """A judge's structured answer: the decision and the updated one-line summary."""
-
-    decision: Decision
-    summary: str
-    reason: str = ""
 
 
 @runtime_checkable
@@ -99,23 +92,6 @@ class SalienceScorer(Protocol):
     def score(self, episode: Episode) -> Salience: ...
 
 
-@dataclass(frozen=True, slots=True)
-class ScoredEpisode:
-    """A recalled episode with each rerank term's contribution.
-
-    ``importance_imputed`` is True when the episode was unscored and its
-    importance term used the candidates' median (see :mod:`episeg.recall.rerank`).
-    """
-
-    episode: Episode
-    score: float
-    recency: float
-    importance: float
-    similarity: float
-    raw_similarity: float
-    importance_imputed: bool = False
-
-
 @runtime_checkable
 class EpisodeStore(Protocol):
     """One tenant's episodic store. The tenant is fixed at construction.
@@ -132,12 +108,35 @@ class EpisodeStore(Protocol):
 
     def query(self, embedding: np.ndarray, k: int) -> list[tuple[Episode, float]]: ...
 
-    def list(
+    def list_episodes(
         self, *, limit: int = 100, offset: int = 0, include_archived: bool = False
-    ) -> list[Episode]: ...
+    ) -> list[Episode]:
+        """A page of episodes in storage order (archived ones only when asked)."""
+        ...
 
     def count(self) -> int: ...
 
     def update(self, episodes: Sequence[Episode]) -> None: ...
 
     def delete(self, ids: Sequence[str]) -> None: ...
+
+
+@runtime_checkable
+class StoreBackend(Protocol):
+    """What :class:`~episeg.memory.Memory` needs from a store backend.
+
+    :class:`~episeg.store.ChromaBackend` (embedded or ``chroma run``) and
+    :class:`~episeg.testing.InMemoryBackend` implement it.
+    """
+
+    def store_for(self, tenant: str) -> EpisodeStore:
+        """The store bound to ``tenant`` (created on first use)."""
+        ...
+
+    def tenants(self) -> list[str]:
+        """Every tenant that has a store here, sorted."""
+        ...
+
+    def heartbeat(self) -> int:
+        """A liveness check; raises :class:`~episeg.errors.StoreUnavailableError` when down."""
+        ...

@@ -13,7 +13,10 @@ import pytest
 from mcp import Client
 from mcp.client.stdio import StdioServerParameters
 
+from episeg.interfaces.mcp_server import create_server
 from episeg.interfaces.transcript import read_transcript
+from episeg.memory import Memory
+from episeg.testing import HashingEmbedder
 from tests.interfaces.helpers import SAMPLE
 
 pytestmark = pytest.mark.slow
@@ -55,6 +58,11 @@ async def _session(path: Path) -> dict[str, Any]:
                 "recall", {"query": "terraform state lock held by the CI runner", "k": 2}
             )
         )
+        seen["compact"] = await client.call_tool("recall", {"query": "deploy", "k": 5})
+        seen["full"] = await client.call_tool(
+            "recall", {"query": "deploy", "k": 5, "full_turns": True}
+        )
+        seen["schemas"] = {t.name: t for t in (await client.list_tools()).tools}
         seen["listed"] = _payload(await client.call_tool("list_episodes", {"limit": 50}))
         seen["bad_actor"] = await client.call_tool("observe_turn", {"actor": "robot", "text": "x"})
         seen["bad_k"] = await client.call_tool("recall", {"query": "x", "k": 0})
@@ -68,28 +76,54 @@ def session(tmp_path_factory: pytest.TempPathFactory) -> dict[str, Any]:
 
 
 class TestMcpServer:
-    def test_lists_the_four_tools(self, session: dict[str, Any]) -> None:
-        assert session["tools"] == ["flush", "list_episodes", "observe_turn", "recall"]
+    def test_lists_the_tools(self, session: dict[str, Any]) -> None:
+        assert session["tools"] == [
+            "flush",
+            "forget",
+            "list_episodes",
+            "observe_turn",
+            "recall",
+            "used",
+        ]
+
+    def test_schemas_have_enums_and_outputs(self, session: dict[str, Any]) -> None:
+        tools = session["schemas"]
+        props = tools["observe_turn"].input_schema["properties"]
+        assert props["actor"]["enum"] == ["user", "assistant", "tool", "system"]
+        turn_type = json.dumps(props["type"])
+        assert "tool-error" in turn_type and "enum" in turn_type
+        for tool in tools.values():
+            assert tool.output_schema is not None, tool.name
+        hit = tools["recall"].output_schema["$defs"]["Hit"]["properties"]
+        assert {"score", "similarity", "recency", "importance", "matched"} <= set(hit)
+
+    def test_recall_is_compact_unless_full_turns_are_asked(self, session: dict[str, Any]) -> None:
+        compact, full = session["compact"], session["full"]
+        compact_size = len(compact.content[0].text)
+        full_size = len(full.content[0].text)
+        assert all(r["episode"]["turns"] is None for r in _payload(compact)["results"])
+        assert all(r["episode"]["turns"] for r in _payload(full)["results"])
+        assert compact_size < 0.75 * full_size and compact_size < 4500, (compact_size, full_size)
 
     def test_observed_turns_become_episodes(self, session: dict[str, Any]) -> None:
         episodes = session["closed"] + session["flushed"]
         assert len(session["closed"]) >= 1 and len(session["flushed"]) == 1
         assert sum(e["turn_count"] for e in episodes) == 20
         assert {e["user"] for e in episodes} == {"alice"}
-        assert all(e["salience"]["score"] is not None for e in episodes)
+        assert all(1 <= e["salience"] <= 10 for e in episodes)
         listed = session["listed"]["episodes"]
         assert sorted(e["id"] for e in listed) == sorted(e["id"] for e in episodes)
 
     def test_recall_returns_the_right_episode_with_terms(self, session: dict[str, Any]) -> None:
         best = session["recall"]["results"][0]
-        assert "lock" in " ".join(t["text"] for t in best["episode"]["turns"])
+        assert "lock" in " ".join(t["text"] for t in best["matched"]) + best["episode"]["summary"]
         assert best["score"] == pytest.approx(
-            best["recency"] + best["importance"] + best["similarity"]
+            best["recency"] + best["importance"] + best["similarity"] + best["reinforcement"]
         )
 
     def test_errors_come_back_as_tool_errors(self, session: dict[str, Any]) -> None:
         assert session["bad_actor"].is_error
-        assert "unknown actor 'robot'" in session["bad_actor"].content[0].text
+        assert "Input should be 'user'" in session["bad_actor"].content[0].text  # the enum
         assert session["bad_k"].is_error
 
     def test_no_tool_accepts_a_user(self, session: dict[str, Any]) -> None:
@@ -97,3 +131,45 @@ class TestMcpServer:
         result = session["no_user_arg"]
         if not result.is_error:
             assert {e["user"] for e in _payload(result)["episodes"]} == {"alice"}
+
+
+class TestMcpInProcess:
+    """The same server over the SDK's in-memory transport: forget, used, tool errors."""
+
+    def test_forget_used_and_errors(self, tmp_path: Path) -> None:
+        memory = Memory(path=tmp_path, embedder=HashingEmbedder(dim=64), judge=None, scorer=None)
+        server = create_server(memory, "alice")
+
+        async def run() -> dict[str, Any]:
+            out: dict[str, Any] = {}
+            async with Client(server) as client:
+                for i, text in enumerate(["deploy prod 2.14", "done <episode_boundary>", "x"]):
+                    actor = "assistant" if i == 1 else "user"
+                    args = {"actor": actor, "text": text, "ts": float(i)}
+                    await client.call_tool("observe_turn", args)
+                await client.call_tool("flush", {})
+                hit = _payload(await client.call_tool("recall", {"query": "deploy", "k": 1}))
+                target = hit["results"][0]["episode"]["id"]
+                out["used"] = _payload(await client.call_tool("used", {"episode_ids": [target]}))
+                out["used_unknown"] = await client.call_tool("used", {"episode_ids": ["nope"]})
+                out["forget"] = _payload(await client.call_tool("forget", {"episode_id": target}))
+                out["forget_again"] = await client.call_tool("forget", {"episode_id": target})
+                out["left"] = _payload(await client.call_tool("list_episodes", {}))["episodes"]
+                out["target"] = target
+
+                def broken(*args: Any, **kwargs: Any) -> Any:
+                    raise RuntimeError("store exploded")
+
+                memory.recall = broken  # type: ignore[method-assign]
+                out["crash"] = await client.call_tool("recall", {"query": "deploy"})
+                out["after"] = await client.call_tool("list_episodes", {})
+            return out
+
+        out = asyncio.run(run())
+        assert out["used"] == {"confirmed": [out["target"]]}
+        assert out["used_unknown"].is_error
+        assert out["forget"] == {"forgotten": [out["target"]]}
+        assert out["forget_again"].is_error and "no episode" in out["forget_again"].content[0].text
+        assert out["target"] not in {e["id"] for e in out["left"]}
+        assert out["crash"].is_error and "store exploded" in out["crash"].content[0].text
+        assert not out["after"].is_error  # the server kept serving

@@ -146,7 +146,7 @@ class TestHits:
 class TestReinforcement:
     def test_recall_never_writes(self, recaller: HierarchicalRecaller) -> None:
         recaller.recall("canary pods", k=3)
-        stored = recaller.store.list(limit=10)
+        stored = recaller.store.list_episodes(limit=10)
         assert all(ep.recall_count == 0 and ep.last_accessed is None for ep in stored)
 
     def test_same_question_same_answer_after_many_others(

@@ -14,8 +14,7 @@ from episeg.errors import TenantError
 from episeg.recall.rerank import Recaller, feedback, rerank
 from episeg.store import ChromaBackend, ChromaEpisodeStore
 from episeg.testing import HashingEmbedder
-from episeg.types import Actor, Episode, Salience, Turn
-from episeg.typing import ScoredEpisode
+from episeg.types import Actor, Episode, Salience, ScoredEpisode, Turn
 
 H = 3600.0
 

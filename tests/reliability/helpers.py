@@ -59,7 +59,7 @@ def snapshot(backend: ChromaBackend, users: list[str]) -> dict[str, Episode]:
     for user in users:
         store = backend.store_for(user)
         total = store.count()
-        for episode in store.list(limit=max(total, 1), include_archived=True):
+        for episode in store.list_episodes(limit=max(total, 1), include_archived=True):
             assert episode.id not in out, f"episode {episode.id} listed twice"
             out[episode.id] = episode
     return out

@@ -110,7 +110,7 @@ class TestPromptInjection:
         backend = MemBackend()
         mem = Memory(
             path=tmp_path, embedder=HashingEmbedder(), judge=None, scorer=None, backend=backend
-        )  # type: ignore[arg-type]
+        )
         for n, text in enumerate(INJECTIONS):
             mem.observe(
                 Turn(
@@ -127,7 +127,7 @@ class TestPromptInjection:
         # the same holds after a crash-replay from the journal
         again = Memory(
             path=tmp_path, embedder=HashingEmbedder(), judge=None, scorer=None, backend=backend
-        )  # type: ignore[arg-type]
+        )
         assert again.flush() == []
 
     def test_injection_inside_jsonl_stays_text(self) -> None:

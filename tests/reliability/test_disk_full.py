@@ -68,7 +68,7 @@ def test_disk_full_on_real_tmpfs(tiny_disk: Path) -> None:
     backend = MemBackend()
     mem = Memory(
         path=tiny_disk, embedder=HashingEmbedder(), judge=None, scorer=None, backend=backend
-    )  # type: ignore[arg-type]
+    )
     turns = big_turns(400)
     acked: list[str] = []
     with pytest.raises(JournalError, match="full"):
@@ -84,7 +84,7 @@ def test_disk_full_on_real_tmpfs(tiny_disk: Path) -> None:
     subprocess.run(["mount", "-o", "remount,size=64m", str(tiny_disk)], check=True)
     again = Memory(
         path=tiny_disk, embedder=HashingEmbedder(), judge=None, scorer=None, backend=backend
-    )  # type: ignore[arg-type]
+    )
     again.flush()
     stored = sorted(tid for e in backend.rows.values() for tid in e.turn_ids)
     assert stored == sorted(acked)
@@ -113,7 +113,7 @@ def test_disk_full_injected(tmp_path: Path) -> None:
     backend = MemBackend()
     mem = Memory(
         path=tmp_path, embedder=HashingEmbedder(), judge=None, scorer=None, backend=backend
-    )  # type: ignore[arg-type]
+    )
     faulty = _FullDisk(mem.journal._db)
     mem.journal._db = faulty  # type: ignore[assignment]
     turns = make_transcript(200, seed=2, users=1, sessions=1)
@@ -129,7 +129,7 @@ def test_disk_full_injected(tmp_path: Path) -> None:
     mem.close()  # crash without flush: only the journal knows the open turns now
     mem = Memory(
         path=tmp_path, embedder=HashingEmbedder(), judge=None, scorer=None, backend=backend
-    )  # type: ignore[arg-type]
+    )
     mem.flush()
     assert refused == len(range(3, 200, 7))
     reference = MemBackend()
@@ -140,7 +140,7 @@ def test_disk_full_injected(tmp_path: Path) -> None:
         scorer=None,
         backend=reference,
         journal=False,
-    )  # type: ignore[arg-type]
+    )
     ref.ingest(turns)
     ref.flush()
     assert by_turns(backend.rows) == by_turns(reference.rows)

@@ -81,7 +81,7 @@ def memory(path: str, backend: MemBackend, **kw: Any) -> Memory:
         scorer=None,
         backend=backend,
         **kw,
-    )  # type: ignore[arg-type]
+    )
 
 
 def uninterrupted(turns: list[Turn], **kw: Any) -> dict[str, Episode]:

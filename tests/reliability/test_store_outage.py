@@ -82,7 +82,7 @@ def test_retry_pending_after_outage_in_process(tmp_path: Path) -> None:
         scorer=None,
         backend=backend,
         retry_interval=3600,
-    )  # type: ignore[arg-type]
+    )
     mem.ingest(turns[:40])
     backend.down = True
     mem.ingest(turns[40:100])

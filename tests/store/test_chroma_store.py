@@ -105,18 +105,18 @@ class TestChromaEpisodeStore:
         assert [e.id for e, _ in store.query(np.array([1.0, 0.0]), k=5)] == ["live"]
         both = store.query(np.array([1.0, 0.0]), k=5, include_archived=True)
         assert {e.id for e, _ in both} == {"live", "old"}
-        assert [e.id for e in store.list()] == ["live"]
-        assert {e.id for e in store.list(include_archived=True)} == {"live", "old"}
+        assert [e.id for e in store.list_episodes()] == ["live"]
+        assert {e.id for e in store.list_episodes(include_archived=True)} == {"live", "old"}
         assert store.count() == 2
 
     def test_list_pages(self, backend: ChromaBackend, tenant_name: TenantName) -> None:
         store = backend.store_for(tenant_name("a"))
         store.add([make_episode(f"e{i}", [1, i]) for i in range(7)])
-        pages = [store.list(limit=3, offset=o) for o in (0, 3, 6)]
+        pages = [store.list_episodes(limit=3, offset=o) for o in (0, 3, 6)]
         assert [len(p) for p in pages] == [3, 3, 1]
         assert sorted(e.id for p in pages for e in p) == [f"e{i}" for i in range(7)]
         with pytest.raises(ValueError):
-            store.list(limit=0)
+            store.list_episodes(limit=0)
 
     def test_sizes_beyond_32_bits_mean_all_not_overflow(
         self, backend: ChromaBackend, tenant_name: TenantName
@@ -125,8 +125,8 @@ class TestChromaEpisodeStore:
         store = backend.store_for(tenant_name("a"))
         store.add([make_episode(f"e{i}", [1, i]) for i in range(3)])
         for huge in (2**31, 10**10, 2**64):
-            assert len(store.list(limit=huge)) == 3
-            assert store.list(offset=huge) == []
+            assert len(store.list_episodes(limit=huge)) == 3
+            assert store.list_episodes(offset=huge) == []
             assert len(store.query(unit([1, 0]), k=huge)) == 3
 
     def test_update_rewrites_recall_metadata_only(
@@ -173,7 +173,7 @@ class TestChromaEpisodeStore:
         store = backend.store_for(tenant_name("a"))
         store.add([make_episode("a", [1, 0]), make_episode("b", [0, 1])])
         store.delete(["a", "never-existed"])
-        assert [e.id for e in store.list()] == ["b"]
+        assert [e.id for e in store.list_episodes()] == ["b"]
 
     def test_dimension_mismatch_is_store_error(
         self, backend: ChromaBackend, tenant_name: TenantName
@@ -195,7 +195,7 @@ class TestChromaEpisodeStore:
     def test_reopen_sees_same_data(self, backend: ChromaBackend, tenant_name: TenantName) -> None:
         name = tenant_name("a")
         backend.store_for(name).add([make_episode("a", [1, 0])])
-        assert [e.id for e in backend.store_for(name).list()] == ["a"]
+        assert [e.id for e in backend.store_for(name).list_episodes()] == ["a"]
 
     @pytest.mark.parametrize("bad", ["", " x", "x\n", "a\x00b", "x" * 257, "a\u202eb"])
     def test_invalid_tenant_ids(self, backend: ChromaBackend, bad: str) -> None:

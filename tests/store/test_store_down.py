@@ -30,7 +30,7 @@ class TestStoreDown:
             lambda: store.get(["e1"]),
             lambda: store.count(),
             lambda: store.query(np.array([1.0, 0.0]), k=1),
-            lambda: store.list(),
+            lambda: store.list_episodes(),
             lambda: store.update([ep]),
             lambda: store.delete(["e1"]),
         ]

@@ -41,12 +41,12 @@ class TestTenantIsolation:
         assert [e.summary for e in attacker.get(["shared-id"])] == ["attacker own"]
         hits = attacker.query(np.array(SECRET), k=10, include_archived=True)
         assert [e.summary for e, _ in hits] == ["attacker own"]
-        assert [e.summary for e in attacker.list(include_archived=True)] == ["attacker own"]
+        assert [e.summary for e in attacker.list_episodes(include_archived=True)] == ["attacker own"]
         with pytest.raises(StoreError):
             attacker.update([make_episode("secret-1", SECRET, recall_count=99)])
         attacker.delete(["secret-1", "shared-id"])
         assert attacker.count() == 0
-        assert {e.id for e in victim.list()} == {"secret-1", "shared-id"}
+        assert {e.id for e in victim.list_episodes()} == {"secret-1", "shared-id"}
         assert victim.get(["secret-1"])[0].recall_count == 0
         assert victim.tenant == victim_name
 
@@ -75,7 +75,7 @@ class TestTenantIsolation:
         assert collection_name(other) != collection_name(name)
         assert attacker.get(["secret-1", "shared-id"]) == []
         assert attacker.query(np.array(SECRET), k=5) == []
-        assert attacker.list(include_archived=True) == []
+        assert attacker.list_episodes(include_archived=True) == []
 
     def test_padded_tenant_refused(self, backend: ChromaBackend, tenant_name: TenantName) -> None:
         name = tenant_name("victim")
@@ -100,7 +100,7 @@ class TestTenantIsolation:
         with caplog.at_level(logging.ERROR, logger="episeg.store.chroma"):
             assert [e.id for e, _ in store.query(np.array([1.0, 0.0]), k=5)] == ["mine"]
             assert store.get(["planted"]) == []
-            assert [e.id for e in store.list()] == ["mine"]
+            assert [e.id for e in store.list_episodes()] == ["mine"]
             with pytest.raises(StoreError):
                 store.update([make_episode("planted", [1, 0])])
             store.delete(["planted"])
@@ -140,5 +140,5 @@ def test_recalled_episode_never_belongs_to_another_tenant(
         )
     for store in stores:
         got = [e for e, _ in store.query(np.array([1.0, 0.5, 0.5]), k=10)]
-        got += store.get(["e0", "e1", "same"]) + store.list(include_archived=True)
+        got += store.get(["e0", "e1", "same"]) + store.list_episodes(include_archived=True)
         assert got and all(e.user == store.tenant for e in got)

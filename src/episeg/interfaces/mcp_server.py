@@ -8,12 +8,19 @@ writes only that tenant, and no tool takes a user argument. Tools:
 ``flush``
     Close the open episode(s) (one session or all of this user's).
 ``recall``
-    The ``k`` most relevant past episodes for a query, with score terms.
+    The ``k`` most relevant past episodes for a query, with score terms and
+    the turns recall matched (``full_turns=True`` adds every turn).
+``used``
+    Confirm which recalled episodes the agent actually used (reinforces them).
+``forget``
+    Delete one episode for good.
 ``list_episodes``
     A page of stored episodes (summary, salience, boundary reasons).
 
-Failures the caller can fix (a bad actor name, ...) come back as tool errors
-with episeg's message.
+Arguments with a fixed set of values (actor, turn type) are enums in the
+input schema; every tool declares its output schema (:mod:`episeg.interfaces.mcp_models`).
+Any failure comes back as a tool error (``isError``) with episeg's message,
+never as a crash of the server.
 
 >>> import asyncio, tempfile
 >>> from episeg.memory import Memory
@@ -21,20 +28,31 @@ with episeg's message.
 >>> mem = Memory(path=tempfile.mkdtemp(), embedder=HashingEmbedder(), judge=None, scorer=None)
 >>> server = create_server(mem, "alice")
 >>> sorted(t.name for t in asyncio.run(server.list_tools()))
-['flush', 'list_episodes', 'observe_turn', 'recall']
+['flush', 'forget', 'list_episodes', 'observe_turn', 'recall', 'used']
 """
 
 from __future__ import annotations
 
+import logging
 import time
 from collections.abc import Callable
-from typing import Any, TypeVar
+from typing import TypeVar
 
 from mcp.server.mcpserver import MCPServer
 from mcp.server.mcpserver.exceptions import ToolError
 
 from episeg.errors import EpisegError
-from episeg.interfaces.views import episode_view, scored_view
+from episeg.interfaces.mcp_models import (
+    ActorName,
+    Closed,
+    EpisodeBrief,
+    EpisodePage,
+    Forgotten,
+    Hit,
+    Recalled,
+    TurnTypeName,
+    Used,
+)
 from episeg.memory import Memory
 from episeg.store.tenants import validate_tenant
 from episeg.types import Actor, Episode, Turn, TurnType
@@ -42,23 +60,27 @@ from episeg.types import Actor, Episode, Turn, TurnType
 __all__ = ["create_server", "run_stdio"]
 
 _T = TypeVar("_T")
+log = logging.getLogger(__name__)
 
 _INSTRUCTIONS = (
     "Episodic memory. Call observe_turn for every user, assistant and tool turn as it "
-    "happens; call recall before answering questions that may depend on earlier work; "
-    "call flush when a conversation ends."
+    "happens; call recall before answering questions that may depend on earlier work, "
+    "then used with the ids of the episodes you relied on; call flush when a "
+    "conversation ends."
 )
 
 
 def _guard(call: Callable[[], _T]) -> _T:
+    """Run a tool body; any failure becomes a tool error (isError), not a crash."""
     try:
         return call()
-    except EpisegError as exc:
+    except ToolError:
+        raise
+    except (EpisegError, ValueError) as exc:
         raise ToolError(str(exc)) from exc
-
-
-def _brief(episodes: list[Episode]) -> list[dict[str, Any]]:
-    return [episode_view(e, with_turns=False) for e in episodes]
+    except Exception as exc:  # a bug or an outage: report it to the agent, keep serving
+        log.exception("MCP tool failed")
+        raise ToolError(f"internal error ({type(exc).__name__}): {exc}") from exc
 
 
 def create_server(memory: Memory, user: str) -> MCPServer:
@@ -66,24 +88,25 @@ def create_server(memory: Memory, user: str) -> MCPServer:
     tenant = validate_tenant(user)
     server: MCPServer = MCPServer(name="episeg", instructions=_INSTRUCTIONS)
 
+    def closed(episodes: list[Episode]) -> Closed:
+        return Closed(closed=[EpisodeBrief.of(e) for e in episodes])
+
     @server.tool()
     def observe_turn(
-        actor: str,
+        actor: ActorName,
         text: str,
         session: str = "default",
-        type: str | None = None,
+        type: TurnTypeName | None = None,
         ts: float | None = None,
         id: str | None = None,
-    ) -> dict[str, Any]:
+    ) -> Closed:
         """Record one conversation turn in episodic memory.
 
-        actor: user, assistant, tool or system. type (optional): user-question,
-        user-correction, assistant-answer, tool-call, tool-error, tool-success,
-        system-event. ts: seconds since the epoch (default now). id: makes
-        re-sending the same turn harmless. Returns the episodes this turn closed.
+        ts: seconds since the epoch (default now). id: makes re-sending the same
+        turn harmless. Returns the episodes this turn closed (without their turns).
         """
 
-        def run() -> dict[str, Any]:
+        def run() -> Closed:
             turn = Turn(
                 actor=Actor.parse(actor),
                 text=text,
@@ -93,42 +116,66 @@ def create_server(memory: Memory, user: str) -> MCPServer:
                 user=tenant,
                 session=session,
             )
-            return {"closed": _brief(memory.observe(turn))}
+            return closed(list(memory.observe(turn)))
 
         return _guard(run)
 
     @server.tool()
-    def flush(session: str | None = None) -> dict[str, Any]:
+    def flush(session: str | None = None) -> Closed:
         """Close and store the open episode of one session (default: all sessions)."""
-        return _guard(lambda: {"closed": _brief(memory.flush(tenant, session))})
+        return _guard(lambda: closed(list(memory.flush(tenant, session))))
 
     @server.tool()
-    def recall(query: str, k: int = 5) -> dict[str, Any]:
-        """Recall the k most relevant past episodes for query, with their turns.
+    def recall(query: str, k: int = 5, full_turns: bool = False) -> Recalled:
+        """Recall the k (1-50) most relevant past episodes for query.
 
-        Each result has score = recency + importance + similarity (weighted terms).
+        Each result has its score terms, the episode (id, dates, summary, salience)
+        and the turns recall matched; full_turns=True adds every turn of each episode.
         """
         if not 1 <= k <= 50:
             raise ToolError(f"k must be in 1..50, got {k}")
         return _guard(
-            lambda: {"results": [scored_view(h) for h in memory.recall(tenant, query, k=k)]}
+            lambda: Recalled(
+                results=[Hit.of(h, full_turns=full_turns) for h in memory.recall(tenant, query, k)]
+            )
         )
 
     @server.tool()
+    def used(episode_ids: list[str]) -> Used:
+        """Say which recalled episodes you actually used; they are reinforced (kept longer)."""
+        return _guard(
+            lambda: Used(confirmed=[e.id for e in memory.confirm_used(tenant, episode_ids)])
+        )
+
+    @server.tool()
+    def forget(episode_id: str) -> Forgotten:
+        """Delete one episode of this memory for good (e.g. when the user asks)."""
+
+        def run() -> Forgotten:
+            store = memory.store(tenant)
+            if not store.get([episode_id]):
+                raise ToolError(f"no episode {episode_id!r} in this memory")
+            store.delete([episode_id])
+            return Forgotten(forgotten=[episode_id])
+
+        return _guard(run)
+
+    @server.tool()
     def list_episodes(
-        limit: int = 20, offset: int = 0, include_archived: bool = False
-    ) -> dict[str, Any]:
+        limit: int = 20, offset: int = 0, include_archived: bool = False, full_turns: bool = False
+    ) -> EpisodePage:
         """A page of stored episodes: summary, salience, turn count, boundary reasons."""
         if not 1 <= limit <= 1000 or offset < 0:
             raise ToolError(f"need 1 <= limit <= 1000 and offset >= 0, got {limit}, {offset}")
         return _guard(
-            lambda: {
-                "episodes": _brief(
-                    memory.episodes(
+            lambda: EpisodePage(
+                episodes=[
+                    EpisodeBrief.of(e, full_turns=full_turns)
+                    for e in memory.episodes(
                         tenant, limit=limit, offset=offset, include_archived=include_archived
                     )
-                )
-            }
+                ]
+            )
         )
 
     return server

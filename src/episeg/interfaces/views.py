@@ -19,8 +19,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from episeg.types import Episode, Salience, Turn, Verdict
-from episeg.typing import ScoredEpisode
+from episeg.types import Episode, Salience, ScoredEpisode, Turn, Verdict
 
 __all__ = [
     "boundary_reasons",

@@ -30,8 +30,7 @@ from episeg.judges.prompt import (
     render_prompt,
 )
 from episeg.llm import StructuredBackend
-from episeg.types import Turn
-from episeg.typing import JudgeAnswer
+from episeg.types import JudgeAnswer, Turn
 
 __all__ = ["LLMJudge"]
 

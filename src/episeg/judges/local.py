@@ -24,8 +24,8 @@ from collections.abc import Sequence
 import numpy as np
 
 from episeg.text import content_words, is_tool_error
-from episeg.types import Actor, Decision, Turn
-from episeg.typing import Embedder, JudgeAnswer
+from episeg.types import Actor, Decision, JudgeAnswer, Turn
+from episeg.typing import Embedder
 
 __all__ = ["LocalJudge"]
 

@@ -24,8 +24,7 @@ from collections.abc import Sequence
 from typing import Any
 
 from episeg.llm._text import clip, data_line
-from episeg.types import Decision, Turn
-from episeg.typing import JudgeAnswer
+from episeg.types import Decision, JudgeAnswer, Turn
 
 __all__ = [
     "JUDGE_SCHEMA",

@@ -116,7 +116,7 @@ def maintain(
     episodes: list[Episode] = []
     offset = 0
     while True:
-        page = store.list(limit=_PAGE, offset=offset, include_archived=True)
+        page = store.list_episodes(limit=_PAGE, offset=offset, include_archived=True)
         episodes.extend(page)
         if len(page) < _PAGE:
             break

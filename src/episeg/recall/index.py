@@ -162,7 +162,7 @@ class TenantIndex:
         index = cls()
         offset = 0
         while True:
-            page = store.list(limit=_PAGE, offset=offset, include_archived=True)
+            page = store.list_episodes(limit=_PAGE, offset=offset, include_archived=True)
             index.add(page)
             if len(page) < _PAGE:
                 return index
@@ -236,10 +236,12 @@ class IndexedStore:
         query_turns = getattr(self._store, "query_turns", None)
         return None if query_turns is None else query_turns(embedding, k, where=where)
 
-    def list(
+    def list_episodes(
         self, *, limit: int = 100, offset: int = 0, include_archived: bool = False
     ) -> builtins.list[Episode]:
-        return self._store.list(limit=limit, offset=offset, include_archived=include_archived)
+        return self._store.list_episodes(
+            limit=limit, offset=offset, include_archived=include_archived
+        )
 
     def count(self) -> int:
         return self._store.count()

@@ -63,8 +63,8 @@ import numpy as np
 from episeg.config import EpisegConfig
 from episeg.errors import ConfigError, TenantError
 from episeg.recall.forgetting import reinforce
-from episeg.types import Episode
-from episeg.typing import Embedder, EpisodeStore, ScoredEpisode
+from episeg.types import Episode, ScoredEpisode
+from episeg.typing import Embedder, EpisodeStore
 
 __all__ = ["Clock", "Recaller", "feedback", "rerank"]
 
@@ -158,7 +158,7 @@ def feedback(
     ValueError
         If a used id is not among ``results`` or ``rate``/``min_share`` are invalid.
 
-    >>> from episeg.typing import ScoredEpisode
+    >>> from episeg.types import ScoredEpisode
     >>> from episeg.types import Episode
     >>> def se(i, rec, imp, sim):
     ...     ep = Episode(id=i, user="u", session="s", turns=(), summary="",

@@ -27,8 +27,8 @@ from collections.abc import Iterator, Mapping, Sequence
 from contextlib import contextmanager
 
 from episeg.errors import BackendUnavailableError, JudgeError
-from episeg.types import Decision, Turn
-from episeg.typing import Judge, JudgeAnswer
+from episeg.types import Decision, JudgeAnswer, Turn
+from episeg.typing import Judge
 
 __all__ = ["JudgeTap"]
 

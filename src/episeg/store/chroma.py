@@ -126,6 +126,17 @@ class ChromaBackend:
         """The store bound to ``tenant`` (its collection is created on first use)."""
         return ChromaEpisodeStore(tenant, client=self._client)
 
+    def tenants(self) -> builtins.list[str]:
+        """Every tenant with an episode collection here, sorted."""
+        with _translate("list tenants"):
+            collections = self._client.list_collections()
+        found = set()
+        for col in collections:
+            owner = (col.metadata or {}).get("episeg_tenant")
+            if isinstance(owner, str) and col.name == collection_name(owner):
+                found.add(owner)
+        return sorted(found)
+
 
 class ChromaEpisodeStore:
     """One tenant's episodes in one Chroma collection (implements ``EpisodeStore``).
@@ -246,7 +257,7 @@ class ChromaEpisodeStore:
                 return hits[:k]
             n = min(n * 2, _CHROMA_MAX_INT)
 
-    def list(
+    def list_episodes(
         self, *, limit: int = 100, offset: int = 0, include_archived: bool = False
     ) -> builtins.list[Episode]:
         """A page of this tenant's episodes in storage order.

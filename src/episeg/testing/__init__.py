@@ -7,10 +7,13 @@ tested through the real embedder, real Chroma and the real SDKs.
 from episeg.testing.chroma_server import ChromaServer, free_port, stop_process
 from episeg.testing.fakes import HashingEmbedder, ScriptedJudge
 from episeg.testing.llm_server import LoopbackLLMServer, RecordedRequest, Reply
+from episeg.testing.memory_store import InMemoryBackend, InMemoryEpisodeStore
 
 __all__ = [
     "ChromaServer",
     "HashingEmbedder",
+    "InMemoryBackend",
+    "InMemoryEpisodeStore",
     "LoopbackLLMServer",
     "RecordedRequest",
     "Reply",

@@ -19,8 +19,7 @@ from collections.abc import Iterable, Sequence
 
 from episeg.embedders import HashingEmbedder
 from episeg.errors import JudgeError
-from episeg.types import Decision, Turn
-from episeg.typing import JudgeAnswer
+from episeg.types import Decision, JudgeAnswer, Turn
 
 __all__ = ["HashingEmbedder", "ScriptedJudge"]
 

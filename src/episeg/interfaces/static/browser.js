@@ -122,7 +122,9 @@ async function search(event) {
     hits.replaceChildren(...results.map((hit) => el("li", { class: "hit", "data-id": hit.episode.id },
       el("div", { class: "terms" }, el("strong", {}, `score ${hit.score.toFixed(3)}`),
         term("recency", hit.recency), term("importance", hit.importance),
-        term("similarity", hit.similarity), el("span", { class: "muted" },
+        term("similarity", hit.similarity),
+        hit.reinforcement === undefined ? null : term("reinforcement", hit.reinforcement),
+        el("span", { class: "muted" },
           `raw cosine ${hit.raw_similarity.toFixed(3)}${hit.importance_imputed ? ", importance imputed" : ""}`)),
       el("p", { class: "summary" }, hit.episode.summary))));
     $("results").hidden = false;
