@@ -11,7 +11,7 @@ from pathlib import Path
 
 import pytest
 
-from episeg.benchmarks.load_bench import _check_exactly_once, make_session, run_load_bench
+from episeg.benchmarks.load_bench import check_exactly_once, make_session, run_load_bench
 
 
 @pytest.mark.slow
@@ -33,7 +33,7 @@ def test_concurrent_sessions_every_turn_in_exactly_one_episode(tmp_path: Path) -
 def test_the_exactly_once_check_sees_each_kind_of_loss() -> None:
     sent = make_session("alice", "s0", 4, seed=0) + make_session("bob", "s0", 2, seed=0)
     rows = [(t.id or "", t.user, t.session) for t in sent]
-    assert _check_exactly_once(sent, rows) == {
+    assert check_exactly_once(sent, rows) == {
         "missing": 0,
         "duplicated": 0,
         "foreign": 0,
@@ -46,7 +46,7 @@ def test_the_exactly_once_check_sees_each_kind_of_loss() -> None:
         (rows[4][0], "alice", "s0"),
     ]  # bob's turn stored under alice
     broken = [r for r in broken if r != rows[4]]
-    assert _check_exactly_once(sent, broken) == {
+    assert check_exactly_once(sent, broken) == {
         "missing": 1,
         "duplicated": 1,
         "foreign": 1,

@@ -11,6 +11,13 @@ exactly one episode of its own tenant and session.
 The baseline, timed in the same run after the server has stopped, is the same
 turns through an in-process :class:`~episeg.memory.Memory` with the same parts,
 one turn at a time: ``http_ratio`` is the service's sustained turns/s over it.
+Latency is reported over all posts and per tenant (p99 of each tenant's posts).
+
+With ``--heavy-sessions N`` one more tenant, ``heavy``, first posts one turn
+to each of ``N`` sessions (batches, not timed), then flushes all of them while
+the small tenants' load runs: the figures then say what one heavy tenant costs
+the others (``during_heavy_flush_p99_ms``: the small tenants' posts made while
+that flush ran; issue 12, F12).
 
 Run ``python -m episeg.benchmarks.load_bench --tenants 8 --sessions 4 --turns 50``.
 """
@@ -19,15 +26,11 @@ from __future__ import annotations
 
 import argparse
 import json
-import os
-import random
 import secrets
-import subprocess
 import sys
 import tempfile
 import threading
 import time
-from collections import Counter
 from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
@@ -35,166 +38,58 @@ from typing import Any
 import httpx
 
 from episeg.benchmarks import percentiles_ms
-from episeg.errors import EpisegError
-from episeg.testing import free_port, stop_process
-from episeg.types import Actor, Turn
+from episeg.benchmarks.load_client import (
+    TOPICS,
+    baseline_turns_per_s,
+    check_exactly_once,
+    make_session,
+    send_session,
+    stored_turns,
+)
+from episeg.testing.services import ServiceProcess
 
-__all__ = ["main", "make_session", "run_load_bench"]
-
-_TOPICS = [
-    "oauth login returns 401 after the jwt signing key rotation",
-    "deploy the prod release with terraform apply and watch the rollout",
-    "postgres replication lag on the read replica during the nightly batch",
-    "flaky pytest fixture leaks a temp directory between test modules",
-    "kubernetes pod stuck in crashloopbackoff right after start",
-    "retry logging for the payment webhook with exponential backoff",
-]
-_OPENERS = ["can you check", "the log says", "next step for", "what about", "done with"]
+__all__ = ["check_exactly_once", "main", "make_session", "run_load_bench"]
 
 
-def make_session(tenant: str, session: str, n: int, *, seed: int) -> list[Turn]:
-    """``n`` user/assistant turns moving through a few topics, with unique ids.
-
-    >>> turns = make_session("alice", "s0", 4, seed=1)
-    >>> [t.id for t in turns], turns[1].actor.value
-    (['alice-s0-0', 'alice-s0-1', 'alice-s0-2', 'alice-s0-3'], 'assistant')
-    """
-    rng = random.Random(f"{seed}-{tenant}-{session}")
-    topic = rng.randrange(len(_TOPICS))
-    turns = []
-    for i in range(n):
-        if i and i % 12 == 0:
-            topic = (topic + 1 + rng.randrange(len(_TOPICS) - 1)) % len(_TOPICS)
-        actor = Actor.USER if i % 2 == 0 else Actor.ASSISTANT
-        text = f"{rng.choice(_OPENERS)} {_TOPICS[topic]} (step {rng.randrange(100)})"
-        turns.append(
-            Turn(
-                actor=actor,
-                text=text,
-                ts=1.7e9 + i,
-                user=tenant,
-                session=session,
-                id=f"{tenant}-{session}-{i}",
-            )
-        )
-    return turns
-
-
-class _Server:
-    """``episeg serve`` in a subprocess, waited for on ``/v1/healthz``."""
-
-    def __init__(self, path: Path, keys: dict[str, str], timeout: float = 180.0) -> None:
-        keys_file = path / "keys.json"
-        keys_file.write_text(json.dumps(keys), encoding="utf-8")
-        self.port = free_port()
-        self.url = f"http://127.0.0.1:{self.port}"
-        src = str(Path(__file__).resolve().parents[2])
-        paths = [src, *filter(None, [os.environ.get("PYTHONPATH")])]
-        env = {**os.environ, "PYTHONPATH": os.pathsep.join(paths)}
-        self._log = (path / "server.log").open("wb")
-        self._proc = subprocess.Popen(
-            [
-                sys.executable,
-                "-m",
-                "episeg.interfaces.cli",
-                "serve",
-                "--path",
-                str(path / "store"),
-                "--keys-file",
-                str(keys_file),
-                "--port",
-                str(self.port),
-            ],
-            stdout=self._log,
-            stderr=subprocess.STDOUT,
-            env=env,
-        )
-        deadline = time.monotonic() + timeout
-        while True:
-            try:
-                if httpx.get(f"{self.url}/v1/healthz", timeout=2).status_code == 200:
-                    return
-            except httpx.HTTPError:
-                pass
-            if self._proc.poll() is not None or time.monotonic() > deadline:
-                self.stop()
-                raise EpisegError(f"episeg serve did not come up; see {path / 'server.log'}")
-            time.sleep(0.25)
-
-    def stop(self) -> None:
-        stop_process(self._proc, timeout=20)
-        self._log.close()
-
-
-def _send_session(
-    url: str, key: str, turns: list[Turn], latencies: list[float], errors: list[str]
-) -> None:
-    with httpx.Client(
-        base_url=url, headers={"Authorization": f"Bearer {key}"}, timeout=120
-    ) as client:
-        for turn in turns:
-            body = {
-                "actor": turn.actor.value,
-                "text": turn.text,
-                "ts": turn.ts,
-                "id": turn.id,
-                "session": turn.session,
-            }
-            t0 = time.perf_counter()
-            try:
-                reply = client.post("/v1/turns", json=body)
-            except httpx.HTTPError as exc:
-                errors.append(f"{turn.id}: {exc!r}")
-                continue
-            latencies.append(time.perf_counter() - t0)
+def _heavy(url: str, key: str, sessions: int, window: list[float], errors: list[str]) -> None:
+    """One turn in each of ``sessions`` sessions (batches), then one flush of them all."""
+    turns = [
+        {"actor": "user", "text": f"{TOPICS[n % len(TOPICS)]} ({n})", "ts": 1.7e9,
+         "id": f"heavy-{n}", "session": f"h{n}"}
+        for n in range(sessions)
+    ]  # fmt: skip
+    auth = {"Authorization": f"Bearer {key}"}
+    with httpx.Client(base_url=url, headers=auth, timeout=3600) as client:
+        for start in range(0, sessions, 500):
+            reply = client.post("/v1/turns:batch", json=turns[start : start + 500])
             if reply.status_code != 200:
-                errors.append(f"{turn.id}: HTTP {reply.status_code} {reply.text[:200]}")
+                errors.append(f"heavy batch: HTTP {reply.status_code} {reply.text[:200]}")
+        window.append(time.perf_counter())
+        reply = client.post("/v1/flush", json={})
+        window.append(time.perf_counter())
+        if reply.status_code != 200 or len(reply.json()["closed"]) != sessions:
+            errors.append(f"heavy flush: HTTP {reply.status_code} {reply.text[:200]}")
 
 
-def _stored_turns(url: str, key: str) -> list[tuple[str, str, str]]:
-    """(turn id, episode's user, episode's session) for every stored turn of the key's tenant."""
-    out: list[tuple[str, str, str]] = []
-    with httpx.Client(
-        base_url=url, headers={"Authorization": f"Bearer {key}"}, timeout=120
-    ) as client:
-        client.post("/v1/flush").raise_for_status()
-        offset = 0
-        while True:
-            page = client.get("/v1/episodes", params={"limit": 1000, "offset": offset})
-            page.raise_for_status()
-            episodes = page.json()["episodes"]
-            out.extend((t["id"], e["user"], e["session"]) for e in episodes for t in e["turns"])
-            if len(episodes) < 1000:
-                return out
-            offset += len(episodes)
-
-
-def _check_exactly_once(sent: list[Turn], stored: list[tuple[str, str, str]]) -> dict[str, int]:
-    where = {t.id or "": (t.user, t.session) for t in sent}
-    seen = Counter(tid for tid, _, _ in stored)
-    return {
-        "missing": sum(seen[tid] == 0 for tid in where),
-        "duplicated": sum(seen[tid] > 1 for tid in where),
-        "foreign": sum(1 for tid, _, _ in stored if tid not in where),
-        "misplaced": sum(
-            1 for tid, user, sess in stored if tid in where and where[tid] != (user, sess)
-        ),
+def _latency_figures(
+    latencies: dict[str, list[tuple[float, float]]], window: list[float]
+) -> dict[str, Any]:
+    every = [s for samples in latencies.values() for _, s in samples]
+    p50, p99 = percentiles_ms(every or [0.0])
+    out: dict[str, Any] = {
+        "latency_p50_ms": p50,
+        "latency_p99_ms": p99,
+        "tenant_p99_ms": {
+            t: percentiles_ms([s for _, s in v] or [0.0])[1] for t, v in latencies.items()
+        },
     }
-
-
-def _baseline(workdir: Path, sessions: list[list[Turn]]) -> float:
-    """Turns/s of the same turns through an in-process Memory, one at a time."""
-    from episeg.interfaces.runtime import open_memory
-
-    memory = open_memory(workdir / "baseline")
-    turns = [t for session in sessions for t in session]
-    memory.observe(turns[0])  # warm-up: loads the model
-    t0 = time.perf_counter()
-    for turn in turns[1:]:
-        memory.observe(turn)
-    seconds = time.perf_counter() - t0
-    memory.close()
-    return (len(turns) - 1) / seconds
+    out["worst_tenant_p99_ms"] = max(out["tenant_p99_ms"].values(), default=0.0)
+    if len(window) == 2:
+        during = [s for v in latencies.values() for t0, s in v if window[0] <= t0 <= window[1]]
+        out["heavy_flush_s"] = window[1] - window[0]
+        out["posts_during_heavy_flush"] = len(during)
+        out["during_heavy_flush_p99_ms"] = percentiles_ms(during or [0.0])[1]
+    return out
 
 
 def run_load_bench(
@@ -205,54 +100,66 @@ def run_load_bench(
     seed: int = 0,
     path: str | Path | None = None,
     baseline: bool = True,
+    heavy_sessions: int = 0,
 ) -> dict[str, Any]:
     """Run the load and the exactly-once check; returns a JSON-ready dict of figures."""
-    if min(tenants, sessions_per_tenant, turns_per_session) < 1:
-        raise ValueError("tenants, sessions_per_tenant and turns_per_session must be >= 1")
+    if min(tenants, sessions_per_tenant, turns_per_session) < 1 or heavy_sessions < 0:
+        raise ValueError(
+            "tenants, sessions_per_tenant and turns_per_session must be >= 1, heavy_sessions >= 0"
+        )
     workdir = Path(path) if path is not None else Path(tempfile.mkdtemp(prefix="episeg-load-"))
     workdir.mkdir(parents=True, exist_ok=True)
     keys = {f"tenant{t}": secrets.token_hex(16) for t in range(tenants)}
+    heavy_key = secrets.token_hex(16)
     sessions = {
         (tenant, f"s{s}"): make_session(tenant, f"s{s}", turns_per_session, seed=seed)
         for tenant in keys
         for s in range(sessions_per_tenant)
     }
-    latencies: list[float] = []
+    latencies: dict[str, list[tuple[float, float]]] = {tenant: [] for tenant in keys}
     errors: list[str] = []
-    server = _Server(workdir, {key: tenant for tenant, key in keys.items()})
-    try:
+    window: list[float] = []
+    owners = {key: tenant for tenant, key in keys.items()} | {heavy_key: "heavy"}
+    with ServiceProcess(workdir, owners) as server:
         threads = [
             threading.Thread(
-                target=_send_session, args=(server.url, keys[tenant], turns, latencies, errors)
+                target=send_session,
+                args=(server.url, keys[tenant], turns, latencies[tenant], errors),
             )
             for (tenant, _), turns in sessions.items()
         ]
+        heavy = threading.Thread(
+            target=_heavy, args=(server.url, heavy_key, heavy_sessions, window, errors)
+        )
+        if heavy_sessions:
+            heavy.start()
+            while not window and heavy.is_alive():  # the small tenants start with the flush
+                time.sleep(0.05)
         t0 = time.perf_counter()
         for thread in threads:
             thread.start()
         for thread in threads:
             thread.join()
         wall = time.perf_counter() - t0
+        if heavy_sessions:
+            heavy.join()
         sent = [t for turns in sessions.values() for t in turns]
-        stored = [row for key in keys.values() for row in _stored_turns(server.url, key)]
-    finally:
-        server.stop()
-    p50, p99 = percentiles_ms(latencies or [0.0])
+        stored = [row for key in keys.values() for row in stored_turns(server.url, key)]
     figures: dict[str, Any] = {
         "tenants": tenants,
         "sessions": len(sessions),
         "turns": len(sent),
+        "heavy_sessions": heavy_sessions,
         "seed": seed,
         "wall_s": wall,
         "turns_per_s": len(sent) / wall,
-        "latency_p50_ms": p50,
-        "latency_p99_ms": p99,
+        **_latency_figures(latencies, window),
         "errors": len(errors),
         "error_samples": errors[:5],
-        **_check_exactly_once(sent, stored),
+        **check_exactly_once(sent, stored),
     }
     if baseline:
-        figures["baseline_turns_per_s"] = _baseline(workdir, list(sessions.values()))
+        figures["baseline_turns_per_s"] = baseline_turns_per_s(workdir, list(sessions.values()))
         figures["http_ratio"] = figures["turns_per_s"] / figures["baseline_turns_per_s"]
     return figures
 
@@ -267,6 +174,12 @@ def main(argv: Sequence[str] | None = None) -> int:
     parser.add_argument("--sessions", type=int, default=4, help="sessions per tenant")
     parser.add_argument("--turns", type=int, default=50, help="turns per session")
     parser.add_argument("--seed", type=int, default=0)
+    parser.add_argument(
+        "--heavy-sessions",
+        type=int,
+        default=0,
+        help="one more tenant flushes this many sessions during the load (default 0: none)",
+    )
     parser.add_argument("--path", type=Path, default=None, help="work folder (default: temp)")
     parser.add_argument("--no-baseline", action="store_true")
     parser.add_argument("--json", type=Path, default=None, help="write the results here")
@@ -279,6 +192,7 @@ def main(argv: Sequence[str] | None = None) -> int:
             seed=args.seed,
             path=args.path,
             baseline=not args.no_baseline,
+            heavy_sessions=args.heavy_sessions,
         )
     except ValueError as exc:
         parser.error(str(exc))
