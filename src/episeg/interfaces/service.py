@@ -20,23 +20,18 @@ proxy that routes each key to one replica (``docs/DEPLOYMENT.md``).
 
 # No `from __future__ import annotations`: FastAPI reads the (local) annotations at runtime.
 import time
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from importlib.metadata import PackageNotFoundError, version
 from typing import Annotated, Any, Literal
 
-from fastapi import Depends, FastAPI, HTTPException, Query, Request, Security
-from fastapi.responses import JSONResponse
+from fastapi import Depends, FastAPI, HTTPException, Query, Security
 from fastapi.security import HTTPAuthorizationCredentials, HTTPBearer
 from pydantic import BaseModel, ConfigDict, Field
 
-from episeg.errors import (
-    BackendUnavailableError,
-    EpisegError,
-    TenantError,
-    TurnValidationError,
-)
+from episeg.errors import TenantError
 from episeg.interfaces.metrics import MetricsMiddleware, ServiceMetrics
 from episeg.interfaces.service_auth import BodyLimit, KeyRing
+from episeg.interfaces.service_errors import JournalHealth, install_error_handlers
 from episeg.interfaces.service_routes import add_extra_routes
 from episeg.interfaces.views import episode_view, scored_view
 from episeg.memory import Memory
@@ -55,7 +50,8 @@ class TurnIn(BaseModel):
     model_config = ConfigDict(extra="forbid")
     actor: Literal["user", "assistant", "tool", "system"]
     text: str
-    ts: Annotated[float, Field(allow_inf_nan=False)] | None = None
+    # strict: JSON true or "12" is not a time (F20); NaN/Infinity are refused (F9)
+    ts: Annotated[float, Field(strict=True, allow_inf_nan=False)] | None = None
     type: (
         Literal[
             "user-question",
@@ -133,6 +129,9 @@ class EpisodeOut(BaseModel):
 class ClosedOut(BaseModel):
     accepted: int
     closed: list[EpisodeOut]
+    duplicates: list[str] = Field(
+        default_factory=list, description="ids of sent turns skipped as already recorded"
+    )
 
 
 class EpisodesOut(BaseModel):
@@ -164,7 +163,7 @@ _ERRORS: dict[int | str, dict[str, Any]] = {
         (401, "missing or unknown API key"),
         (403, "turn names another tenant"),
         (413, "request body too large"),
-        (503, "episode store unreachable"),
+        (503, "episode store unreachable, or the journal cannot write (see Retry-After)"),
     )
 }
 _READ_ERRORS = {code: v for code, v in _ERRORS.items() if code != 403}
@@ -194,12 +193,29 @@ def create_app(
     )
     app.add_middleware(MetricsMiddleware, metrics=metrics, routes=lambda: app.routes)
 
-    def _closed(episodes: list[Episode], accepted: int) -> ClosedOut:
+    health = JournalHealth(memory.path)
+
+    def _closed(
+        episodes: list[Episode], accepted: int, duplicates: Sequence[str] = ()
+    ) -> ClosedOut:
         metrics.record(accepted=accepted, closed=len(episodes))
         return ClosedOut(
             accepted=accepted,
             closed=[EpisodeOut.model_validate(episode_view(e)) for e in episodes],
+            duplicates=list(duplicates),
         )
+
+    def ingest(turns: list[Turn], owner: str) -> ClosedOut:
+        """Check every turn first (all-or-nothing, F5), then observe them in order."""
+        fresh: dict[int, bool] = {}
+        for session in dict.fromkeys(t.session for t in turns):
+            index = [n for n, t in enumerate(turns) if t.session == session]
+            segmenter = memory.sessions.enter(owner, session)  # its state, from the journal
+            fresh.update(zip(index, segmenter.preview([turns[n] for n in index]), strict=True))
+        closed = memory.ingest(turns)
+        health.succeeded()
+        duplicates = [t.id or "" for n, t in enumerate(turns) if not fresh[n]]
+        return _closed(closed, len(turns) - len(duplicates), duplicates)
 
     bearer = HTTPBearer(auto_error=False, description="API key of one tenant")
 
@@ -233,18 +249,21 @@ def create_app(
         """Observe one turn; returns the episode(s) it closed, scored and stored."""
         check_owner([item], owner)
         with memory.tenant_lock(owner):  # stamp "now" in arrival order (F7)
-            return _closed(memory.observe(to_turn(item, owner, time.time())), 1)
+            return ingest([to_turn(item, owner, time.time())], owner)
 
     @app.post("/v1/turns:batch", responses=_ERRORS)
     def observe_batch(
         items: Annotated[list[TurnIn], Field(max_length=MAX_BATCH)], owner: Tenant
     ) -> ClosedOut:
-        """Observe turns in order; all are validated before any is observed."""
+        """Observe turns in order; all are validated before any is observed.
+
+        "accepted" counts the new turns; "duplicates" lists the ids skipped
+        because they were already recorded (a re-sent batch is safe).
+        """
         check_owner(items, owner)
         with memory.tenant_lock(owner):
             now = time.time()
-            turns = [to_turn(item, owner, now) for item in items]
-            return _closed(memory.ingest(turns), len(turns))
+            return ingest([to_turn(item, owner, now) for item in items], owner)
 
     @app.post("/v1/flush", responses=_READ_ERRORS)
     def flush(owner: Tenant, body: FlushIn | None = None) -> ClosedOut:
@@ -270,26 +289,15 @@ def create_app(
 
     @app.get("/v1/healthz", responses={503: _ERRORS[503]})
     def healthz() -> dict[str, str]:
-        """Liveness and store reachability (no key needed)."""
+        """Liveness, store reachability and journal writability (no key needed)."""
         memory.backend.heartbeat()
+        problem = health.problem()
+        if problem is not None:
+            raise HTTPException(503, problem)
         return {"status": "ok"}
 
-    def handler(status: int) -> Any:
-        async def handle(_: Request, exc: Exception) -> JSONResponse:
-            return JSONResponse({"detail": str(exc)}, status_code=status)
-
-        return handle
-
-    async def invalid_turn(_: Request, exc: Exception) -> JSONResponse:
-        # Same shape as FastAPI's own 422 (HTTPValidationError), so clients parse one format.
-        detail = [{"loc": ["body"], "msg": str(exc), "type": "turn_validation"}]
-        return JSONResponse({"detail": detail}, status_code=422)
-
     add_extra_routes(app, memory, tenant, metrics, _READ_ERRORS)
-    app.add_exception_handler(TurnValidationError, invalid_turn)
-    app.add_exception_handler(TenantError, handler(403))
-    app.add_exception_handler(BackendUnavailableError, handler(503))
-    app.add_exception_handler(EpisegError, handler(400))
+    install_error_handlers(app, health)
     return app
 
 

@@ -22,6 +22,7 @@ from __future__ import annotations
 import logging
 from collections.abc import Iterable, Mapping, Sequence
 from contextlib import nullcontext
+from copy import deepcopy
 from dataclasses import replace
 
 import numpy as np
@@ -125,6 +126,24 @@ class Segmenter:
             if self.tap is not None:
                 self.tap.clear()
         return replace(step, judge_record=record) if record is not None else step
+
+    def preview(self, turns: Sequence[Turn]) -> list[bool]:
+        """Check ``turns`` as :meth:`observe` would, in order, changing nothing.
+
+        Returns, per turn, ``False`` if it would be skipped as a duplicate id.
+        Raises the ``TurnValidationError`` the first refused turn would raise,
+        so a caller can refuse a whole batch before any of it is observed.
+        """
+        trial: dict[tuple[str, str], SessionIntake] = {}
+        fresh: list[bool] = []
+        for turn in turns:
+            key = (turn.user, turn.session)
+            if key not in trial:
+                state = self._sessions.get(key)
+                trial[key] = deepcopy(state.intake) if state else SessionIntake(session_key=key)
+            limit = self.config.intake.max_turn_chars
+            fresh.append(trial[key].accept(turn, max_turn_chars=limit) is not None)
+        return fresh
 
     def flush(self, user: str | None = None, session: str | None = None) -> list[Episode]:
         """Close the open episode of every matching (user, session)."""
