@@ -196,17 +196,17 @@ class Memory:
 
         One tenant at a time, under its lock, in journal transactions of at
         most 32 sessions, so a flush of many sessions never holds the journal
-        long for other tenants.
+        long for other tenants. Episodes of the tenant still waiting for the
+        store from an earlier failure are tried again first (and returned too).
         """
         self._check_usable()
         if user is None:
             users = set(self.sessions.tenants()) | {u for u, _ in self.journal.open_sessions()}
             return [e for u in sorted(users) for e in self.flush(u, session)]
         with self.sessions.lock(validate_tenant(user)):
-            self._writer.retry_if_due(user)
+            stored: list[Episode] = self._writer.retry_now(user)  # F15: a flush retries
             keys = [k for k in self.journal.open_sessions(user) if session in (None, k[1])]
             size = min(32, self.sessions.max_resident)
-            stored: list[Episode] = []
             for start in range(0, len(keys), size):
                 stored.extend(self._flush_sessions(user, keys[start : start + size]))
             return stored

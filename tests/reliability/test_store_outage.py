@@ -97,3 +97,30 @@ def test_retry_pending_after_outage_in_process(tmp_path: Path) -> None:
     ids = sorted(tid for e in backend.rows.values() for tid in e.turn_ids)
     assert ids == sorted(t.id or "" for t in turns)
     assert len(backend.writes) == len(set(backend.writes)), "an episode was written twice"
+
+
+def test_flush_retries_the_outbox_at_once(tmp_path: Path) -> None:
+    """F15: after an outage, a flush stores the waiting episodes (no later observe needed)."""
+    from .memstore import MemBackend
+
+    turns = make_transcript(60, seed=6, users=1, sessions=1)
+    backend = MemBackend()
+    mem = Memory(
+        path=tmp_path,
+        embedder=HashingEmbedder(),
+        judge=None,
+        scorer=None,
+        backend=backend,
+        retry_interval=3600,  # an automatic retry would not come for an hour
+    )
+    backend.down = True
+    mem.ingest(turns)
+    mem.flush()
+    waiting = mem.pending_writes()
+    assert waiting
+    backend.down = False
+    stored = mem.flush()
+    assert mem.pending_writes() == []
+    assert {e.id for e in waiting} <= {e.id for e in stored}
+    ids = sorted(tid for e in backend.rows.values() for tid in e.turn_ids)
+    assert ids == sorted(t.id or "" for t in turns)

@@ -88,6 +88,12 @@ class PendingWriter:
         if due:
             self.drain(user)
 
+    def retry_now(self, user: str) -> list[Episode]:
+        """Drain ``user``'s outbox now if a write of theirs failed (an explicit flush)."""
+        with self._lock:
+            waiting = user in self._waiting
+        return self.drain(user) if waiting else []
+
     def _store_all(self, episodes: Sequence[Episode]) -> list[Episode]:
         for n, episode in enumerate(episodes):
             if not self._store_one(episode):
