@@ -208,6 +208,10 @@ def cmd_serve(args: argparse.Namespace) -> int:
     """Run the HTTP service until interrupted."""
     from episeg.interfaces.service import KeyRing, serve
 
+    if not 1 <= args.port <= 65535:
+        raise ConfigError(f"--port must be 1-65535, got {args.port}")
+    if args.max_body < 1:
+        raise ConfigError(f"--max-body must be >= 1 byte, got {args.max_body}")
     keys_file = args.keys_file or os.environ.get("EPISEG_KEYS_FILE")
     if not keys_file:
         raise ConfigError("serve needs --keys-file or EPISEG_KEYS_FILE (JSON {key: tenant})")

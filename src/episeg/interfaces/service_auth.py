@@ -1,9 +1,13 @@
 """Per-tenant bearer API keys and the request-size limit for :mod:`episeg.interfaces.service`.
 
-Keys come from a JSON file ``{"<key>": "<tenant>"}``. Only the SHA-256 of
-each key is kept in memory; a presented key is hashed and compared against
-every stored digest with :func:`hmac.compare_digest` (no early exit), so
-timing reveals neither which key nor how much of one matched.
+Keys come from a JSON file ``{"<key>": "<tenant>"}``. A key is a bearer token
+(RFC 6750 ``b64token``: ASCII letters, digits and ``-._~+/``, then ``=``
+padding) of at least 16 characters; a key listed twice, a key no client could
+send (non-ASCII, padded with spaces) and a keys file others can write are
+configuration errors, and a file others can read is logged as a warning.
+Only the SHA-256 of each key is kept in memory; a presented key is hashed and
+compared against every stored digest with :func:`hmac.compare_digest` (no
+early exit), so timing reveals neither which key nor how much of one matched.
 
 >>> ring = KeyRing({"k-alice-0123456789": "alice"})
 >>> ring.tenant_for("k-alice-0123456789"), ring.tenant_for("nope")
@@ -17,6 +21,9 @@ from __future__ import annotations
 import hashlib
 import hmac
 import json
+import logging
+import re
+import stat
 from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
@@ -29,6 +36,8 @@ from episeg.store.tenants import validate_tenant
 __all__ = ["BodyLimit", "KeyRing"]
 
 MIN_KEY_LENGTH = 16
+_B64TOKEN = re.compile(r"[A-Za-z0-9\-._~+/]+=*")
+log = logging.getLogger(__name__)
 
 
 def _digest(key: str) -> bytes:
@@ -50,6 +59,11 @@ class KeyRing:
         for key, tenant in keys.items():
             if not isinstance(key, str) or len(key) < MIN_KEY_LENGTH:
                 raise ConfigError(f"API keys must be strings of >= {MIN_KEY_LENGTH} characters")
+            if not _B64TOKEN.fullmatch(key):
+                raise ConfigError(
+                    f"API key {_masked(key)} cannot be sent as a bearer token: use ASCII "
+                    "letters, digits and -._~+/ only (no spaces or other characters)"
+                )
             if not isinstance(tenant, str):
                 raise ConfigError(f"tenant must be a string, got {type(tenant).__name__}")
             try:
@@ -62,11 +76,25 @@ class KeyRing:
 
     @classmethod
     def from_file(cls, path: str | Path) -> KeyRing:
-        """Load ``{key: tenant}`` JSON; ``ConfigError`` naming the file if malformed."""
+        """Load ``{key: tenant}`` JSON; ``ConfigError`` naming the file if malformed.
+
+        Refused: a key listed twice (JSON would silently keep the last tenant),
+        a file that group or others may write. A file they may read is logged.
+        """
         try:
-            data: Any = json.loads(Path(path).read_text(encoding="utf-8"))
-        except (OSError, UnicodeDecodeError, json.JSONDecodeError) as exc:
+            mode = Path(path).stat().st_mode
+            data: Any = json.loads(
+                Path(path).read_text(encoding="utf-8"), object_pairs_hook=_no_duplicates
+            )
+        except (OSError, UnicodeDecodeError, json.JSONDecodeError, ConfigError) as exc:
             raise ConfigError(f"cannot read keys file {path}: {exc}") from None
+        if mode & (stat.S_IWGRP | stat.S_IWOTH):
+            raise ConfigError(
+                f"keys file {path} is writable by group or others (mode {mode & 0o777:o}): "
+                f"anyone could add a key; chmod 600 {path}"
+            )
+        if mode & (stat.S_IRGRP | stat.S_IROTH):
+            log.warning("keys file %s is readable by group or others; chmod 600 it", path)
         if not isinstance(data, dict):
             raise ConfigError(f"keys file {path} must hold a JSON object {{key: tenant}}")
         return cls(data)
@@ -86,6 +114,21 @@ class KeyRing:
 
     def __repr__(self) -> str:
         return f"KeyRing({len(self._entries)} keys, {len(self.tenants)} tenants)"
+
+
+def _masked(key: str) -> str:
+    return repr(key[:4] + "…") if len(key) > 4 else "(short)"
+
+
+def _no_duplicates(pairs: list[tuple[str, Any]]) -> dict[str, Any]:
+    seen: dict[str, Any] = {}
+    for key, value in pairs:
+        if key in seen:
+            raise ConfigError(
+                f"key {_masked(key)} is listed twice (tenants {seen[key]!r}, {value!r})"
+            )
+        seen[key] = value
+    return seen
 
 
 class BodyLimit:
