@@ -18,10 +18,12 @@ def test_segment_bench_with_the_real_model(tiage_dev: Path) -> None:
     assert len(res["streaming_round_ratios"]) == 2 and len(res["batch_round_ratios"]) == 2
     for key in ("raw_encode_single_tps", "raw_encode_batch32_tps", "streaming_tps", "batch_tps"):
         assert res[key] > 0, key
-    # the ratio is the two totals divided, so it must match the reported rates
-    assert res["streaming_ratio_to_single_encode"] == pytest.approx(
-        res["streaming_tps"] / res["raw_encode_single_tps"], rel=0.02
-    )
+    # The ratio is the two unrounded totals divided (rounded to 3 places); the rates are
+    # rounded to 0.1 turn/s. Compare like with like: the ratio must lie in the interval the
+    # rounded rates allow (under load a rate of a few turns/s makes that interval wide).
+    streaming, raw = res["streaming_tps"], res["raw_encode_single_tps"]
+    low, high = (streaming - 0.05) / (raw + 0.05), (streaming + 0.05) / max(raw - 0.05, 1e-9)
+    assert low - 0.0005 <= res["streaming_ratio_to_single_encode"] <= high + 0.0005
     assert res["scaling"][0]["turns"] == 200 and res["scaling"][0]["episodes"] >= 1
 
 
