@@ -38,6 +38,7 @@ import time
 from collections.abc import Callable
 from typing import TypeVar
 
+import anyio
 from mcp.server.mcpserver import MCPServer
 from mcp.server.mcpserver.exceptions import ToolError
 
@@ -53,6 +54,7 @@ from episeg.interfaces.mcp_models import (
     TurnTypeName,
     Used,
 )
+from episeg.interfaces.mcp_stdio import serve_stdio
 from episeg.memory import Memory
 from episeg.store.tenants import validate_tenant
 from episeg.types import Actor, Episode, Turn, TurnType
@@ -188,6 +190,6 @@ def run_stdio(memory: Memory, user: str) -> None:
     """
     server = create_server(memory, user)
     try:
-        server.run("stdio")
+        anyio.run(serve_stdio, server)  # server.run("stdio"), but every request is answered
     finally:
         memory.flush(validate_tenant(user))

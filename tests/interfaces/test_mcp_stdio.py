@@ -1,0 +1,105 @@
+"""F18: an MCP request holding a lone surrogate gets a JSON-RPC error, not silence.
+
+The real stdio server (``run_stdio``) runs in a subprocess; the test speaks raw
+JSON-RPC lines to it, because the SDK's client cannot send such strings.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import select
+import subprocess
+import sys
+from collections.abc import Iterator
+from pathlib import Path
+from typing import IO, Any
+
+import pytest
+
+SERVER = (
+    "import sys\n"
+    "from episeg.interfaces.mcp_server import run_stdio\n"
+    "from episeg.memory import Memory\n"
+    "from episeg.testing import HashingEmbedder\n"
+    "run_stdio(Memory(path=sys.argv[1], embedder=HashingEmbedder(), judge=None, scorer=None),"
+    " 'alice')\n"
+)
+SRC = str(Path(__file__).resolve().parents[2] / "src")
+
+
+class Wire:
+    def __init__(self, proc: subprocess.Popen[bytes]) -> None:
+        self.proc = proc
+
+    def send(self, message: dict[str, Any]) -> None:
+        stdin: IO[bytes] = self.proc.stdin  # type: ignore[assignment]
+        stdin.write(json.dumps(message).encode("ascii") + b"\n")  # "\udc80" as a JSON escape
+        stdin.flush()
+
+    def receive(self, timeout: float = 20.0) -> dict[str, Any]:
+        stdout: IO[bytes] = self.proc.stdout  # type: ignore[assignment]
+        ready, _, _ = select.select([stdout], [], [], timeout)
+        assert ready, "no reply from the MCP server"
+        return dict(json.loads(stdout.readline()))
+
+    def call(self, ident: int, tool: str, arguments: dict[str, Any]) -> dict[str, Any]:
+        self.send(
+            {
+                "jsonrpc": "2.0",
+                "id": ident,
+                "method": "tools/call",
+                "params": {"name": tool, "arguments": arguments},
+            }
+        )
+        return self.receive()
+
+
+@pytest.fixture
+def wire(tmp_path: Path) -> Iterator[Wire]:
+    env = {**os.environ, "PYTHONPATH": SRC}
+    proc = subprocess.Popen(
+        [sys.executable, "-c", SERVER, str(tmp_path)],
+        stdin=subprocess.PIPE,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.DEVNULL,
+        env=env,
+    )
+    wire = Wire(proc)
+    wire.send(
+        {
+            "jsonrpc": "2.0",
+            "id": 0,
+            "method": "initialize",
+            "params": {
+                "protocolVersion": "2025-06-18",
+                "capabilities": {},
+                "clientInfo": {"name": "test", "version": "1"},
+            },
+        }
+    )
+    assert "result" in wire.receive(60.0)
+    wire.send({"jsonrpc": "2.0", "method": "notifications/initialized"})
+    yield wire
+    proc.kill()
+    proc.wait()
+
+
+@pytest.mark.parametrize(
+    ("tool", "arguments"),
+    [
+        ("observe_turn", {"actor": "user", "text": "x\udc80"}),
+        ("observe_turn", {"actor": "user", "text": "x", "session": "\udc80"}),
+        ("observe_turn", {"actor": "user", "text": "x", "id": "\ud800"}),
+        ("recall", {"query": "deploy \udfff"}),
+    ],
+)
+def test_lone_surrogate_gets_an_error_reply(
+    wire: Wire, tool: str, arguments: dict[str, Any]
+) -> None:
+    reply = wire.call(7, tool, arguments)
+    assert reply["id"] == 7
+    assert reply["error"]["code"] == -32602
+    assert "lone surrogate" in reply["error"]["message"]
+    after = wire.call(8, "observe_turn", {"actor": "user", "text": "still here", "ts": 1.0})
+    assert after["id"] == 8 and after["result"]["isError"] is False
