@@ -292,8 +292,11 @@ class ChromaEpisodeStore:
             return
         self._require_owned([ep.id for ep in episodes], "update")
         latest = {ep.id: recall_metadata(ep) for ep in episodes}
-        with _translate("update"):
-            self._col.update(ids=list(latest), metadatas=list(latest.values()))
+        ids = list(latest)
+        for start in range(0, len(ids), _WRITE_BATCH):  # Chroma's max batch is ~5,461 (F14)
+            chunk = ids[start : start + _WRITE_BATCH]
+            with _translate("update"):
+                self._col.update(ids=chunk, metadatas=[latest[i] for i in chunk])
 
     def delete(self, ids: Sequence[str]) -> None:
         """Delete these episodes of this tenant; unknown ids are ignored."""
