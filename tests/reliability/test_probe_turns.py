@@ -16,7 +16,7 @@ import pytest
 
 from episeg.config import EpisegConfig
 from episeg.durability.journal import Journal
-from episeg.errors import TurnValidationError
+from episeg.errors import StoreError, TurnValidationError
 from episeg.judges import OpenAICompatibleJudge
 from episeg.llm import RetryPolicy
 from episeg.memory import Memory
@@ -145,3 +145,23 @@ class TestJournalNeverLeftInATransaction:
         good = _turn(user="u", session="s", id="next")
         journal.record(good, np.ones(2, np.float32), judge=None, closed=(), checkpoint=None)
         assert journal.counts()["open_turns"] == 1
+
+
+class TestFeedbackStaysInItsTenant:
+    """F21: feedback naming another tenant's results reinforces nothing, in neither tenant."""
+
+    def test_bobs_results_are_refused_for_alice(self, tmp_path: Path) -> None:
+        mem = _memory(tmp_path)
+        mem.observe(_turn(text="alice deploys the prod release", user="alice"))
+        mem.observe(_turn(text="bob rotates the jwt signing key", user="bob"))
+        mem.flush()
+        bobs = mem.recall("bob", "jwt key", k=1)
+        bob_id = bobs[0].episode.id
+        with pytest.raises(StoreError, match="unknown episode"):
+            mem.feedback("alice", bobs, [bob_id])
+        with pytest.raises(StoreError, match="unknown episode"):
+            mem.confirm_used("alice", [bob_id])
+        assert [e.recall_count for e in mem.episodes("bob")] == [0]
+        assert [e.recall_count for e in mem.episodes("alice")] == [0]
+        mem.confirm_used("bob", [bob_id])
+        assert [e.recall_count for e in mem.episodes("bob")] == [1]
