@@ -2,12 +2,15 @@
 
 ``episeg bench segment ...`` runs :mod:`episeg.benchmarks.segment_bench` and
 ``episeg bench recall ...`` runs :mod:`episeg.benchmarks.recall_bench` and
-``episeg bench load ...`` runs :mod:`episeg.benchmarks.load_bench` and
-``episeg bench hierarchical ...`` runs :mod:`episeg.benchmarks.hierarchical_bench`; the
-remaining arguments go to that module's ``main``.
+``episeg bench load ...`` runs :mod:`episeg.benchmarks.load_bench`,
+``episeg bench proxy ...`` :mod:`episeg.benchmarks.proxy_bench` (replicas behind HAProxy),
+``episeg bench sessions ...`` :mod:`episeg.benchmarks.sessions_bench` (memory per idle
+session) and ``episeg bench hierarchical ...`` runs
+:mod:`episeg.benchmarks.hierarchical_bench`; the remaining arguments go to that module's
+``main``.
 
 >>> main(["nonsense"])
-usage: episeg bench {segment,recall,hierarchical,load} [options]  (see --help of each)
+usage: episeg bench {segment,recall,load,hierarchical,proxy,sessions} [options] (see --help)
 2
 """
 
@@ -25,6 +28,8 @@ _BENCHES = {
     "recall": "episeg.benchmarks.recall_bench",
     "load": "episeg.benchmarks.load_bench",
     "hierarchical": "episeg.benchmarks.hierarchical_bench",
+    "proxy": "episeg.benchmarks.proxy_bench",
+    "sessions": "episeg.benchmarks.sessions_bench",
 }
 
 
@@ -42,9 +47,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     """Dispatch ``segment`` / ``recall`` / ``load`` to the benchmark modules."""
     args = list(argv or [])
     if not args or args[0] not in _BENCHES:
-        print(
-            "usage: episeg bench {segment,recall,hierarchical,load} [options]  (see --help of each)"
-        )
+        print(f"usage: episeg bench {{{','.join(_BENCHES)}}} [options] (see --help)")
         return 2
     module = importlib.import_module(_BENCHES[args[0]])
     return int(module.main(args[1:]))
