@@ -257,11 +257,12 @@ class Memory:
         """
         tenant = validate_tenant(user)
         with self._lock:
-            if tenant not in self._stores:
-                self._stores[tenant] = IndexedStore(
-                    self.backend.store_for(tenant), embed_turns=self.embedder.embed
-                )
-            return self._stores[tenant]
+            found = self._stores.get(tenant)
+        if found is None:  # built outside the lock: a slow store server delays this tenant only
+            made = IndexedStore(self.backend.store_for(tenant), embed_turns=self.embedder.embed)
+            with self._lock:
+                found = self._stores.setdefault(tenant, made)
+        return found
 
     def episodes(
         self, user: str, *, limit: int = 100, offset: int = 0, include_archived: bool = False

@@ -51,7 +51,7 @@ def _memory(path: Path, backend: MemBackend, **kw: int) -> Memory:
         embedder=HashingEmbedder(),
         judge=None,
         scorer=None,
-        backend=backend,  # type: ignore[arg-type]
+        backend=backend,
         **kw,  # type: ignore[arg-type]
     )
 
@@ -95,6 +95,25 @@ class TestTenantsDoNotWait:
         mem.observe(_turn("heavy", "s0", 1))  # same tenant: serialised behind the flush
         assert time.perf_counter() - t1 > 0.3
         flusher.join()
+        mem.close()
+
+    def test_opening_one_tenants_store_does_not_hold_the_others(self, tmp_path: Path) -> None:
+        class SlowToOpen(MemBackend):
+            def store_for(self, tenant: str) -> MemStore:
+                if tenant == "slow":
+                    time.sleep(2.0)  # e.g. a collection created on a distant, busy server
+                return super().store_for(tenant)
+
+        mem = _memory(tmp_path, SlowToOpen())
+        opener = threading.Thread(target=mem.episodes, args=("slow",))
+        opener.start()
+        time.sleep(0.2)
+        t1 = time.perf_counter()
+        mem.observe(_turn("small", "s0", 0))
+        stored = mem.flush("small")  # writes through the small tenant's store
+        waited = time.perf_counter() - t1
+        opener.join()
+        assert len(stored) == 1 and waited < 1.0, waited
         mem.close()
 
 
