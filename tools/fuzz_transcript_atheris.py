@@ -19,8 +19,9 @@ import time
 
 import atheris
 
-from episeg import transcript, types
+from episeg import types
 from episeg.errors import TurnValidationError
+from episeg.interfaces import transcript
 from episeg.interfaces.transcript import iter_turns
 
 # Instrument only the reader's own code: instrument_imports() would also instrument
@@ -31,7 +32,7 @@ for func in (
     transcript._normalise,
     types.Turn.from_dict,
     types.Turn.__post_init__,
-    types._ParsableEnum.parse.__func__,
+    types._ParsableEnum.__dict__["parse"].__func__,
 ):
     atheris.instrument_func(func)
 

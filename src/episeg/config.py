@@ -29,7 +29,7 @@ import dataclasses
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 from types import MappingProxyType
-from typing import Any, ClassVar
+from typing import TYPE_CHECKING, Any, ClassVar
 
 from episeg.errors import ConfigError
 from episeg.types import Actor, JudgeGate, SignalName
@@ -196,6 +196,12 @@ class JudgeConfig(_Section):
     section: ClassVar[str] = "judge"
     every: int = 4
     gate: JudgeGate = JudgeGate.AMBIGUOUS
+
+    if TYPE_CHECKING:  # ``gate`` may be given as its string value (parsed below)
+
+        def __init__(
+            self, *, every: int = 4, gate: JudgeGate | str = JudgeGate.AMBIGUOUS
+        ) -> None: ...
 
     def __post_init__(self) -> None:
         _int(self.section, "every", self.every, low=0)

@@ -23,7 +23,7 @@ import unicodedata
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from enum import StrEnum
-from typing import Any, TypeVar
+from typing import TYPE_CHECKING, Any, TypeVar
 
 import numpy as np
 
@@ -238,6 +238,19 @@ class Turn:
     id: str | None = None
     user: str = "default"
     session: str = "default"
+
+    if TYPE_CHECKING:  # the constructor takes enum values as strings too (parsed below)
+
+        def __init__(
+            self,
+            actor: Actor | str,
+            text: str,
+            ts: float,
+            type: TurnType | str | None = None,
+            id: str | None = None,
+            user: str = "default",
+            session: str = "default",
+        ) -> None: ...
 
     def __post_init__(self) -> None:
         object.__setattr__(self, "actor", Actor.parse(self.actor))

@@ -10,6 +10,7 @@ from __future__ import annotations
 import shutil
 from collections.abc import Iterator
 from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -52,7 +53,7 @@ def server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[LiveServer]:
 
 
 @pytest.fixture(scope="module")
-def browser() -> Iterator[object]:
+def browser() -> Iterator[Any]:
     if CHROMIUM is None:
         pytest.fail("chromium is not installed (apt-get install -y chromium); .ci/run installs it")
     with playwright.sync_playwright() as p:
@@ -61,8 +62,8 @@ def browser() -> Iterator[object]:
         b.close()
 
 
-def _open(browser: object, server: LiveServer, key: str) -> object:
-    page = browser.new_page(viewport={"width": 1200, "height": 1100})  # type: ignore[attr-defined]
+def _open(browser: Any, server: LiveServer, key: str) -> Any:
+    page = browser.new_page(viewport={"width": 1200, "height": 1100})
     page.goto(server.url + "/ui")
     page.fill("#key", key)
     page.click("#login button[type=submit]")
@@ -70,7 +71,7 @@ def _open(browser: object, server: LiveServer, key: str) -> object:
 
 
 class TestBrowser:
-    def test_timeline_shows_only_the_keys_tenant(self, browser: object, server: LiveServer) -> None:
+    def test_timeline_shows_only_the_keys_tenant(self, browser: Any, server: LiveServer) -> None:
         page = _open(browser, server, KEY_A)
         page.wait_for_selector(".card")
         with Client(server.url, KEY_A) as alice:
@@ -88,23 +89,21 @@ class TestBrowser:
         page.screenshot(path=str(IMG / "ui-timeline.png"), full_page=True)
         page.close()
 
-    def test_bob_sees_only_bob(self, browser: object, server: LiveServer) -> None:
+    def test_bob_sees_only_bob(self, browser: Any, server: LiveServer) -> None:
         page = _open(browser, server, KEY_B)
         page.wait_for_selector(".card")
         body = page.inner_text("body")
         assert BOB_SECRET in body and "OAuth" not in body and "tenant: bob" in body
         page.close()
 
-    def test_a_wrong_key_shows_an_error_and_no_data(
-        self, browser: object, server: LiveServer
-    ) -> None:
+    def test_a_wrong_key_shows_an_error_and_no_data(self, browser: Any, server: LiveServer) -> None:
         page = _open(browser, server, "wrong-key-0123456789")
         page.wait_for_selector("#error:not([hidden])")
         assert "401" in page.inner_text("#error")
         assert page.locator(".card").count() == 0
         page.close()
 
-    def test_search_shows_the_score_breakdown(self, browser: object, server: LiveServer) -> None:
+    def test_search_shows_the_score_breakdown(self, browser: Any, server: LiveServer) -> None:
         page = _open(browser, server, KEY_A)
         page.wait_for_selector(".card")
         page.fill("#query", "deploy version")
@@ -118,7 +117,7 @@ class TestBrowser:
         page.screenshot(path=str(IMG / "ui-search.png"), full_page=False)
         page.close()
 
-    def test_forget_removes_the_episode(self, browser: object, server: LiveServer) -> None:
+    def test_forget_removes_the_episode(self, browser: Any, server: LiveServer) -> None:
         page = _open(browser, server, KEY_A)
         page.wait_for_selector(".card")
         page.on("dialog", lambda dialog: dialog.accept())

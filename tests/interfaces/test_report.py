@@ -129,7 +129,9 @@ class TestReportInBrowser:
             bands = re.findall(r'<rect class="band"', section)
             assert len(articles) == len(bands) >= 1
             for article in articles:
-                declared = int(re.search(r'data-turn-count="(\d+)"', article).group(1))
+                found = re.search(r'data-turn-count="(\d+)"', article)
+                assert found is not None
+                declared = int(found.group(1))
                 assert article.count('<div class="turn"') == declared
                 total_turns += declared
         assert total_turns == expected["turns"]

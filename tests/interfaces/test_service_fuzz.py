@@ -43,7 +43,7 @@ class TestServiceFuzz:
             database=None,
             suppress_health_check=[HealthCheck.too_slow, HealthCheck.filter_too_much],
         )
-        def check(case: schemathesis.Case) -> None:
+        def check(case: schemathesis.Case) -> None:  # type: ignore[type-arg]
             response = case.call_and_validate(
                 headers={"Authorization": f"Bearer {KEY_A}"},
                 checks=[not_a_server_error, response_schema_conformance],

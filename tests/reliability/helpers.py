@@ -6,8 +6,8 @@ import dataclasses
 import random
 from collections.abc import Mapping
 
-from episeg.store import ChromaBackend
 from episeg.types import Actor, Episode, Turn, TurnType
+from episeg.typing import StoreBackend
 
 _TOPICS = [
     "oauth login returns 401 after the jwt key rotation",
@@ -53,7 +53,7 @@ def make_transcript(n: int, *, seed: int = 0, users: int = 3, sessions: int = 2)
     return turns
 
 
-def snapshot(backend: ChromaBackend, users: list[str]) -> dict[str, Episode]:
+def snapshot(backend: StoreBackend, users: list[str]) -> dict[str, Episode]:
     """Every stored episode of ``users`` by id (recall state reset for comparison)."""
     out: dict[str, Episode] = {}
     for user in users:

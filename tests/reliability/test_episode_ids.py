@@ -68,7 +68,7 @@ class TestNodeId:
                 embedder=HashingEmbedder(),
                 judge=None,
                 scorer=None,
-                backend=backend,  # type: ignore[arg-type]
+                backend=backend,
             )
             mem.ingest(_turns(topic))
             mem.flush()

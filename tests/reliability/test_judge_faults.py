@@ -37,7 +37,7 @@ def test_judge_timeouts_and_garbage_lose_no_turn(tmp_path: Path) -> None:
             embedder=HashingEmbedder(),
             judge=judge,
             scorer=None,
-            backend=backend,  # type: ignore[arg-type]
+            backend=backend,
             config=EpisegConfig().with_overrides(**{"judge.gate": "periodic", "judge.every": 2}),
         )
         mem.ingest(turns)

@@ -10,7 +10,7 @@ from episeg.config import DriftConfig, EpisegConfig, JudgeConfig, SemanticConfig
 from episeg.errors import ConfigError, TurnValidationError
 from episeg.segmentation.segmenter import Segmenter
 from episeg.testing import HashingEmbedder, ScriptedJudge
-from episeg.types import Decision, Turn
+from episeg.types import Decision, Episode, Turn
 
 WORDS = ["auth", "jwt", "login", "deploy", "prod", "terraform", "retry", "log", "cache", "db"]
 
@@ -65,19 +65,19 @@ class TestTiling:
             embedder=HashingEmbedder(),
             judge=ScriptedJudge(["continue", "new", "error", "sub-episode"] * 20),
         )
-        episodes = []
+        episodes: list[Episode] = []
         for t in turns:
             episodes += seg.observe(t)
         episodes += seg.flush()
         assert all(e.turns for e in episodes)
-        got = sorted(t.id for e in episodes for t in e.turns)
+        got = sorted(t.id or "" for e in episodes for t in e.turns)
         assert got == sorted(
             f"{t.session}:{i}"
             for t in turns
             for i in [sum(1 for u in turns[: turns.index(t)] if u.session == t.session)]
         )
         for e in episodes:  # contiguous within its session, in order
-            positions = [int(t.id.split(":")[1]) for t in e.turns]
+            positions = [int((t.id or "").split(":")[1]) for t in e.turns]
             assert positions == list(range(positions[0], positions[0] + len(positions)))
 
     @settings(max_examples=60, deadline=None)
@@ -139,7 +139,7 @@ class TestLayering:
             ),
         )
         assert len(seg.segment(turns)) == 1
-        assert seg.trace is not None and seg.trace[-1].semantic_distance > 0.1
+        assert seg.trace is not None and (seg.trace[-1].semantic_distance or 0.0) > 0.1
 
     def test_judge_is_gated_to_ambiguous_turns(self):
         judge = ScriptedJudge()

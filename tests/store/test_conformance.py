@@ -15,7 +15,7 @@ from episeg.errors import StoreError, TenantError
 from episeg.store import ChromaBackend
 from episeg.testing import ChromaServer, InMemoryBackend
 from episeg.typing import EpisodeStore, StoreBackend
-from tests.store.store_helpers import make_episode
+from tests.store.store_helpers import make_episode, unit
 
 
 @pytest.fixture(params=["embedded", pytest.param("server", marks=pytest.mark.slow), "memory"])
@@ -72,11 +72,11 @@ class TestWriteRead:
                 make_episode("gone", [1, 0, 0], archived=True),
             ]
         )
-        hits = store.query(make_episode("q", [1, 0, 0]).embedding, 2)
+        hits = store.query(unit([1, 0, 0]), 2)
         assert [e.id for e, _ in hits] == ["near", "far"]
         assert hits[0][1] > hits[1][1]
         with pytest.raises(ValueError):
-            store.query(make_episode("q", [1, 0, 0]).embedding, 0)
+            store.query(unit([1, 0, 0]), 0)
 
     def test_list_pages_and_archived(self, store: EpisodeStore) -> None:
         store.add([make_episode(f"e{i}", [1, i, 0]) for i in range(5)])
