@@ -156,7 +156,8 @@ class TestTransientFailures:
 
     def test_retry_after_is_capped(self, server: LoopbackLLMServer, make: BackendFactory) -> None:
         server.enqueue(Reply.error(429, retry_after=60), Reply.json({"score": 4}))
-        backend = make(server, retry=RetryPolicy(attempts=2, base_delay=0.0, max_delay=0.1))
+        policy = RetryPolicy(attempts=2, base_delay=0.0, max_delay=0.1, max_retry_after=0.1)
+        backend = make(server, retry=policy)
         start = time.monotonic()
         assert _ask(backend) == {"score": 4}
         assert time.monotonic() - start < 2.0

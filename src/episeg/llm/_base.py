@@ -5,10 +5,10 @@ differ only in how they call their SDK and how they classify its exceptions;
 the retry loop and the reply validation live here, once.
 
 >>> from episeg.llm import RetryPolicy, validate_reply
->>> RetryPolicy(attempts=3, base_delay=0.5, max_delay=4.0).delay(2, retry_after=None)
-2.0
->>> RetryPolicy(max_delay=4.0).delay(0, retry_after=30.0)  # retry-after honoured, capped
-4.0
+>>> RetryPolicy(attempts=0)
+Traceback (most recent call last):
+...
+ValueError: attempts must be an integer >= 1, got 0
 >>> schema = {"type": "object", "required": ["score"], "additionalProperties": False,
 ...           "properties": {"score": {"type": "integer", "enum": list(range(1, 11))}}}
 >>> validate_reply({"score": 7}, schema)
@@ -63,14 +63,18 @@ class RetryPolicy:
     attempts : int, default 3
         Requests made at most (1 = no retry).
     base_delay : float, default 0.5
-        Wait before the second attempt, in seconds; doubled each retry.
+        Wait before the second attempt, in seconds; doubled each retry
+        (``tenacity``'s exponential backoff with jitter, :mod:`episeg.llm._retry`).
     max_delay : float, default 8.0
-        Cap of any single wait, including a server's ``retry-after``.
+        Cap of any backoff wait (each gets up to ``base_delay`` of random jitter).
+    max_retry_after : float, default 60.0
+        A server's ``Retry-After`` is honoured up to this many seconds.
     """
 
     attempts: int = 3
     base_delay: float = 0.5
     max_delay: float = 8.0
+    max_retry_after: float = 60.0
 
     def __post_init__(self) -> None:
         if (
@@ -83,12 +87,8 @@ class RetryPolicy:
             raise ValueError(f"base_delay must be >= 0, got {self.base_delay}")
         if not self.max_delay >= 0:
             raise ValueError(f"max_delay must be >= 0, got {self.max_delay}")
-
-    def delay(self, retry: int, *, retry_after: float | None) -> float:
-        """Seconds to wait before retry number ``retry`` (0-based)."""
-        if retry_after is not None and retry_after >= 0:
-            return min(self.max_delay, retry_after)
-        return float(min(self.max_delay, self.base_delay * (2.0**retry)))
+        if not self.max_retry_after >= 0:
+            raise ValueError(f"max_retry_after must be >= 0, got {self.max_retry_after}")
 
 
 @runtime_checkable

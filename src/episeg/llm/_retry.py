@@ -1,8 +1,12 @@
-"""The bounded retry loop shared by every backend.
+"""The bounded retry loop shared by every backend, on ``tenacity``.
 
 A backend hands in one attempt (a callable) and a classifier that turns an SDK
-exception into a :class:`Failure`; the loop retries transient failures with
-backoff, logs each one, and raises a typed episeg error at the end.
+exception into a :class:`Failure`; transient failures are retried with
+exponential backoff plus random jitter (``tenacity.wait_exponential_jitter``),
+or after the server's ``Retry-After`` when it sent one (honoured up to
+``RetryPolicy.max_retry_after``, 60 s by default, no longer capped at the
+backoff's 8 s); each is logged, and a typed episeg error is raised at the end.
+The SDKs' own retries are off (``max_retries=0``) so this is the one policy.
 
 >>> from episeg.llm._retry import Failure, run_with_retries
 >>> from episeg.llm import RetryPolicy
@@ -24,6 +28,14 @@ import time
 from collections.abc import Callable
 from dataclasses import dataclass
 from typing import TypeVar
+
+from tenacity import (
+    RetryCallState,
+    Retrying,
+    retry_if_exception,
+    stop_after_attempt,
+    wait_exponential_jitter,
+)
 
 from episeg.errors import JudgeError
 from episeg.llm._base import BackendUnavailableJudgeError, RetryPolicy, log, parse_retry_after
@@ -64,34 +76,58 @@ def run_with_retries(
     re-raised at once: a temperature-0 model repeats itself, so a retry here
     would only spend money; callers that want one (the salience scorer) retry.
     """
-    for number in range(policy.attempts):
-        try:
-            return attempt()
-        except JudgeError as exc:
-            log.warning("%s: unusable reply: %s", name, exc)
+    backoff = wait_exponential_jitter(
+        initial=policy.base_delay, max=policy.max_delay, jitter=policy.base_delay
+    )
+
+    def failure_of(state: RetryCallState) -> Failure | None:
+        exc = state.outcome.exception() if state.outcome is not None else None
+        return classify(exc) if isinstance(exc, Exception) else None
+
+    def wait(state: RetryCallState) -> float:
+        failure = failure_of(state)
+        if failure is not None and failure.retry_after is not None and failure.retry_after >= 0:
+            return min(failure.retry_after, policy.max_retry_after)
+        return float(backoff(state))
+
+    def worth_retrying(exc: BaseException) -> bool:
+        if isinstance(exc, JudgeError) or not isinstance(exc, Exception):
+            return False
+        failure = classify(exc)
+        return failure is not None and failure.retryable
+
+    def before_sleep(state: RetryCallState) -> None:
+        failure = failure_of(state)
+        log.warning(
+            "%s: attempt %d/%d failed (%s); retrying in %.2fs",
+            name,
+            state.attempt_number,
+            policy.attempts,
+            failure.message if failure is not None else "?",
+            state.upcoming_sleep,
+        )
+
+    retrying = Retrying(
+        stop=stop_after_attempt(policy.attempts),
+        wait=wait,
+        retry=retry_if_exception(worth_retrying),
+        before_sleep=before_sleep,
+        sleep=sleep,
+        reraise=True,
+    )
+    try:
+        return retrying(attempt)
+    except JudgeError as exc:
+        log.warning("%s: unusable reply: %s", name, exc)
+        raise
+    except Exception as exc:
+        failure = classify(exc)
+        if failure is None:
             raise
-        except Exception as exc:
-            failure = classify(exc)
-            if failure is None:
-                raise
-            last = number == policy.attempts - 1
-            if failure.retryable and not last:
-                wait = policy.delay(number, retry_after=failure.retry_after)
-                log.warning(
-                    "%s: attempt %d/%d failed (%s); retrying in %.2fs",
-                    name,
-                    number + 1,
-                    policy.attempts,
-                    failure.message,
-                    wait,
-                )
-                sleep(wait)
-                continue
-            tries = f"after {number + 1} attempt(s)"
-            log.error("%s: request failed %s: %s", name, tries, failure.message)
-            error_type = BackendUnavailableJudgeError if failure.unavailable else JudgeError
-            raise error_type(f"{name}: {failure.message} ({tries})") from exc
-    raise AssertionError("unreachable: RetryPolicy.attempts >= 1")  # pragma: no cover
+        tries = f"after {retrying.statistics.get('attempt_number', 1)} attempt(s)"
+        log.error("%s: request failed %s: %s", name, tries, failure.message)
+        error_type = BackendUnavailableJudgeError if failure.unavailable else JudgeError
+        raise error_type(f"{name}: {failure.message} ({tries})") from exc
 
 
 def classify_status(status: int, headers: object, detail: str) -> Failure:
