@@ -1,0 +1,176 @@
+"""An OpenAI Agents SDK session backed by episeg (``pip install 'episeg[openai-agents]'``).
+
+:class:`EpisegSession` implements the SDK's ``Session`` protocol
+(``get_items`` / ``add_items`` / ``pop_item`` / ``clear_session``):
+
+- the verbatim history the SDK replays is kept by an inner SDK session
+  (default ``SQLiteSession(session_id)``, in memory; pass a file-backed one
+  to keep it across restarts);
+- every item is also fed to episeg **as it is added** (user and assistant
+  messages, tool calls and their outputs become turns of the tenant ``user``,
+  session ``session_id``), so episodes close and are scored and stored while
+  the conversation runs;
+- :meth:`EpisegSession.input_callback`, passed as
+  ``RunConfig(session_input_callback=...)``, recalls the tenant's episodes for
+  the new input and puts them before it as one ``developer`` message, which
+  is sent to the model but not stored in the history.
+
+``pop_item`` removes an item from the history only: a turn episeg already
+observed stays in its episode (use the service's forget to erase an episode).
+``clear_session`` clears the history and closes the open episode.
+
+>>> import asyncio, tempfile
+>>> from episeg.memory import Memory
+>>> from episeg.testing import HashingEmbedder
+>>> memory = Memory(path=tempfile.mkdtemp(), embedder=HashingEmbedder(), judge=None, scorer=None)
+>>> session = EpisegSession("chat-1", memory=memory, user="alice")
+>>> asyncio.run(session.add_items([{"role": "user", "content": "deploy prod 2.14"}]))
+>>> asyncio.run(session.clear_session())
+>>> [e.summary for e in memory.episodes("alice")]
+['deploy prod 2.14']
+"""
+
+from __future__ import annotations
+
+import time
+from typing import Any
+
+from agents import SQLiteSession
+from agents.items import TResponseInputItem
+from agents.memory import Session, SessionSettings
+
+from episeg.interfaces.aio import AsyncMemory
+from episeg.memory import Memory
+from episeg.store.tenants import validate_tenant
+from episeg.types import Actor, Turn, TurnType
+
+__all__ = ["EpisegSession", "item_to_turn"]
+
+CONTEXT_HEADER = "Relevant memories from earlier conversations (episeg):"
+
+
+def _text(content: Any) -> str:
+    if isinstance(content, str):
+        return content
+    if isinstance(content, list):
+        parts = [p.get("text", "") for p in content if isinstance(p, dict)]
+        return "\n".join(p for p in parts if p)
+    return ""
+
+
+def _is_note(item: Any) -> bool:
+    content = item.get("content") if isinstance(item, dict) else None
+    return isinstance(content, str) and content.startswith(CONTEXT_HEADER)
+
+
+def item_to_turn(item: Any, *, user: str, session: str, ts: float) -> Turn | None:
+    """The episeg turn for one SDK input item, or ``None`` for items that are not turns.
+
+    System/developer messages (instructions, injected memories) and reasoning
+    items are not conversation turns.
+
+    >>> item_to_turn({"type": "function_call", "name": "ls", "arguments": "{}"},
+    ...              user="u", session="s", ts=1.0).text
+    'ls({})'
+    >>> item_to_turn({"role": "developer", "content": "be brief"}, user="u", session="s", ts=1.0)
+    """
+    if not isinstance(item, dict):
+        return None
+    kind, role = item.get("type", "message"), item.get("role")
+    actor: Actor
+    turn_type: TurnType | None = None
+    if kind == "message" and role in ("user", "assistant"):
+        actor, text = Actor.parse(role), _text(item.get("content"))
+    elif kind == "function_call":
+        actor, turn_type = Actor.TOOL, TurnType.TOOL_CALL
+        text = f"{item.get('name', 'tool')}({item.get('arguments', '')})"
+    elif kind == "function_call_output":
+        actor, turn_type, text = Actor.TOOL, TurnType.TOOL_SUCCESS, _text(item.get("output"))
+    else:
+        return None
+    if not text.strip():
+        return None
+    return Turn(actor=actor, text=text, ts=ts, type=turn_type, user=user, session=session)
+
+
+class EpisegSession:
+    """The SDK ``Session`` protocol, with episeg as the long-term memory.
+
+    Parameters
+    ----------
+    session_id
+        The SDK's session id; also the episeg session of the turns.
+    memory
+        A :class:`~episeg.memory.Memory` or :class:`~episeg.interfaces.aio.AsyncMemory`.
+    user
+        The episeg tenant this conversation belongs to.
+    history
+        The SDK session holding the verbatim items (default an in-memory ``SQLiteSession``).
+    recall_k
+        How many episodes :meth:`input_callback` recalls for each new input.
+    """
+
+    session_settings: SessionSettings | None = None
+
+    def __init__(
+        self,
+        session_id: str,
+        *,
+        memory: Memory | AsyncMemory,
+        user: str,
+        history: Session | None = None,
+        recall_k: int = 3,
+    ) -> None:
+        self.session_id = session_id
+        self.memory = memory if isinstance(memory, AsyncMemory) else AsyncMemory(memory)
+        self.user = validate_tenant(user)
+        self.history = history if history is not None else SQLiteSession(session_id)
+        self.recall_k = recall_k
+        self._last_ts = 0.0
+
+    async def get_items(self, limit: int | None = None) -> list[TResponseInputItem]:
+        """The verbatim history (the latest ``limit`` items)."""
+        return await self.history.get_items(limit)
+
+    async def add_items(self, items: list[TResponseInputItem]) -> None:
+        """Append to the history and observe each item in episeg, in order.
+
+        The recalled-memories note of :meth:`input_callback` is dropped here: the
+        SDK hands it back with the new input, and it is context, not conversation.
+        """
+        items = [i for i in items if not _is_note(i)]
+        await self.history.add_items(items)
+        for item in items:
+            self._last_ts = max(time.time(), self._last_ts)
+            turn = item_to_turn(item, user=self.user, session=self.session_id, ts=self._last_ts)
+            if turn is not None:
+                await self.memory.observe(turn)
+
+    async def pop_item(self) -> TResponseInputItem | None:
+        """Remove the latest item from the history (episeg keeps the observed turn)."""
+        return await self.history.pop_item()
+
+    async def clear_session(self) -> None:
+        """Clear the history and close (score, store) the open episode."""
+        await self.history.clear_session()
+        await self.memory.flush(self.user, self.session_id)
+
+    async def input_callback(
+        self, history: list[TResponseInputItem], new_input: list[TResponseInputItem]
+    ) -> list[TResponseInputItem]:
+        """``RunConfig(session_input_callback=...)``: history, recalled memories, new input."""
+        query = " ".join(_text(i.get("content")) for i in new_input if isinstance(i, dict))
+        if not query.strip():
+            return [*history, *new_input]
+        hits = await self.memory.recall(self.user, query, k=self.recall_k)
+        lines: list[str] = []
+        for hit in hits:
+            lines.append(f"- ({hit.episode.session}) {hit.episode.summary}")
+            turns = getattr(hit, "turns", ()) or hit.episode.turns  # the matched turns
+            lines += [
+                f"  {t.actor.value}: {t.text}" for t in turns if t.text != hit.episode.summary
+            ]
+        if not lines:
+            return [*history, *new_input]
+        note: Any = {"role": "developer", "content": "\n".join([CONTEXT_HEADER, *lines])}
+        return [*history, note, *new_input]
