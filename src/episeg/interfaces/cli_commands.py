@@ -22,10 +22,12 @@ from typing import IO, Any
 
 from episeg.errors import ConfigError, EpisegError
 from episeg.interfaces.progress import IngestProgress
-from episeg.interfaces.runtime import all_episodes, open_memory
+from episeg.interfaces.runtime import all_episodes, open_backend, open_memory
 from episeg.interfaces.transcript import iter_turns
 from episeg.interfaces.views import boundary_reasons, episode_view, salience_text, scored_view
 from episeg.memory import Memory
+from episeg.store.chroma import ChromaEpisodeStore
+from episeg.store.tenants import validate_tenant
 from episeg.types import Episode, Turn
 
 __all__ = ["COMMANDS"]
@@ -33,6 +35,15 @@ __all__ = ["COMMANDS"]
 
 def _memory(args: argparse.Namespace) -> Memory:
     return open_memory(args.path, chroma_url=args.chroma_url)
+
+
+def _store(args: argparse.Namespace) -> ChromaEpisodeStore:
+    """``--user``'s store alone, for read-only commands: no model loaded, no journal taken.
+
+    So ``episodes`` and ``calibration`` start in a fraction of a second and can
+    read a store whose journal a running service holds.
+    """
+    return open_backend(args.path, args.chroma_url).store_for(validate_tenant(args.user))
 
 
 def _emit(args: argparse.Namespace, data: Any, text: str) -> None:
@@ -130,9 +141,8 @@ def cmd_episodes(args: argparse.Namespace) -> int:
     """List a tenant's episodes (sorted by session, then time)."""
     if args.limit < 1 or args.offset < 0:
         raise ConfigError(f"need --limit >= 1 and --offset >= 0, got {args.limit}, {args.offset}")
-    memory = _memory(args)
-    page = memory.episodes(
-        args.user, limit=args.limit, offset=args.offset, include_archived=args.archived
+    page = _store(args).list_episodes(
+        limit=args.limit, offset=args.offset, include_archived=args.archived
     )
     page.sort(key=lambda e: (e.session, e.opened_at, e.closed_at))
     lines = [f"{len(page)} episodes of {args.user!r}"]
@@ -182,8 +192,7 @@ def cmd_calibration(args: argparse.Namespace) -> int:
         from episeg.salience.calibration import calibration_report
     except ImportError as exc:
         raise ConfigError(f"salience calibration is not available: {exc}") from None
-    memory = _memory(args)
-    eps = list(all_episodes(memory, args.user, include_archived=True))
+    eps = list(all_episodes(_store(args), include_archived=True))
     report = calibration_report(e.salience for e in eps if e.salience is not None)
     _emit(args, report.to_dict(), report.render())
     return 0

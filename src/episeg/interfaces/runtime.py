@@ -26,7 +26,7 @@ from episeg.errors import ConfigError
 from episeg.memory import Memory
 from episeg.store import ChromaBackend
 from episeg.types import Episode
-from episeg.typing import Embedder
+from episeg.typing import Embedder, EpisodeStore
 
 __all__ = ["all_episodes", "default_embedder", "open_backend", "open_memory", "parse_chroma_url"]
 
@@ -82,11 +82,11 @@ def open_memory(
     )
 
 
-def all_episodes(memory: Memory, user: str, *, include_archived: bool = False) -> Iterator[Episode]:
-    """Every stored episode of ``user``, page by page."""
+def all_episodes(store: EpisodeStore, *, include_archived: bool = False) -> Iterator[Episode]:
+    """Every episode of ``store``'s tenant, page by page."""
     offset = 0
     while True:
-        page = memory.episodes(user, limit=_PAGE, offset=offset, include_archived=include_archived)
+        page = store.list_episodes(limit=_PAGE, offset=offset, include_archived=include_archived)
         yield from page
         if len(page) < _PAGE:
             return
