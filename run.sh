@@ -20,6 +20,10 @@ setup() {
   # The CPU build of torch first: a plain 'torch' requirement would pull a multi-GB CUDA build.
   "$VENV/bin/pip" install -q "torch==2.13.0"
   "$VENV/bin/pip" install -q -e ".[serve,eval,dev,langgraph,openai-agents]"
+  # Export the default ONNX encoder once from the packaged weights (no network; ~15 s).
+  # If it fails here, the first use exports it (or says why it cannot).
+  "$VENV/bin/python" -m episeg.embedders >/dev/null ||
+    echo "episeg: ONNX export failed; it is retried at first use" >&2
   touch "$VENV/.episeg-installed"
 }
 

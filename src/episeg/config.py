@@ -32,7 +32,7 @@ from types import MappingProxyType
 from typing import TYPE_CHECKING, Any, ClassVar
 
 from episeg.errors import ConfigError
-from episeg.types import Actor, JudgeGate, SignalName
+from episeg.types import Actor, EmbedderBackend, JudgeGate, SignalName
 
 __all__ = [
     "DriftConfig",
@@ -275,20 +275,38 @@ class IntakeConfig(_Section):
 
 @dataclass(frozen=True, kw_only=True)
 class EmbeddingConfig(_Section):
-    """How turns are embedded (:class:`~episeg.embedders.MiniLMEmbedder` by default).
+    """How turns are embedded by the bundled MiniLM (:func:`~episeg.defaults.default_embedder`).
 
+    backend : EmbedderBackend, default "onnx"
+        ``onnx``: :class:`~episeg.embedders.OnnxMiniLMEmbedder` (ONNX Runtime,
+        graph exported from the packaged weights at first use and cached under
+        ``$EPISEG_CACHE_DIR`` or ``~/.cache/episeg``); ``torch``:
+        :class:`~episeg.embedders.MiniLMEmbedder` (sentence-transformers).
+        Same vectors within 1e-5 cosine.
+    threads : int or None, default None
+        Intra-op threads of one encode. ``None``: ``min(2, usable cores)`` for
+        onnx, torch's own default for torch. More threads than cores, or
+        several processes each taking all cores, slowed encoding several-fold.
     max_chars : int, default 2000
         Only this many leading characters of a turn are embedded (MiniLM reads
         256 word pieces at most); the whole text is stored.
     batch_size : int, default 32
         Batch size for batch segmentation and episode embedding.
+
+    >>> EmbeddingConfig(backend="torch").backend
+    <EmbedderBackend.TORCH: 'torch'>
     """
 
     section: ClassVar[str] = "embedding"
+    backend: EmbedderBackend = EmbedderBackend.ONNX
+    threads: int | None = None
     max_chars: int = 2000
     batch_size: int = 32
 
     def __post_init__(self) -> None:
+        object.__setattr__(self, "backend", EmbedderBackend.parse(self.backend))
+        if self.threads is not None:
+            _int(self.section, "threads", self.threads)
         _int(self.section, "max_chars", self.max_chars)
         _int(self.section, "batch_size", self.batch_size)
 

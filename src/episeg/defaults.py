@@ -4,7 +4,8 @@ Every default component episeg uses when none is given comes from here, so
 :class:`~episeg.memory.Memory`, :class:`~episeg.segmentation.Segmenter`, the
 interfaces, the report and the evaluation all agree on it:
 
-* :func:`default_embedder`: the bundled all-MiniLM-L6-v2, loaded once per process;
+* :func:`default_embedder`: the bundled all-MiniLM-L6-v2 on ONNX Runtime (or torch:
+  ``embedding.backend``), loaded once per process;
 * :func:`default_judge`: the offline :class:`~episeg.judges.local.LocalJudge`;
 * :func:`default_scorer`: the offline :class:`~episeg.salience.AnchoredOfflineScorer`
   for ``config``'s salience domain.
@@ -29,6 +30,7 @@ import enum
 from typing import Final, Literal
 
 from episeg.config import EpisegConfig
+from episeg.types import EmbedderBackend
 from episeg.typing import Embedder, Judge, SalienceScorer
 
 __all__ = [
@@ -57,11 +59,18 @@ Default = Literal[_DefaultType.DEFAULT]
 
 
 def default_embedder(config: EpisegConfig | None = None) -> Embedder:
-    """The bundled MiniLM, one shared instance per batch size (the model loads once)."""
-    from episeg.embedders import MiniLMEmbedder
+    """The bundled MiniLM on ``config.embedding.backend``, one shared instance per settings.
 
-    config = config or EpisegConfig()
-    return MiniLMEmbedder.default(batch_size=config.embedding.batch_size)
+    ``onnx`` (the default) raises :class:`~episeg.errors.BackendUnavailableError`
+    naming the fix when onnxruntime is not installed; ``torch`` needs only
+    sentence-transformers.
+    """
+    from episeg.embedders import MiniLMEmbedder, OnnxMiniLMEmbedder
+
+    settings = (config or EpisegConfig()).embedding
+    if settings.backend is EmbedderBackend.TORCH:
+        return MiniLMEmbedder.default(threads=settings.threads, batch_size=settings.batch_size)
+    return OnnxMiniLMEmbedder.default(threads=settings.threads, batch_size=settings.batch_size)
 
 
 def default_judge(embedder: Embedder) -> Judge:

@@ -33,6 +33,7 @@ __all__ = [
     "MAX_TS",
     "Actor",
     "Decision",
+    "EmbedderBackend",
     "Episode",
     "JudgeAnswer",
     "JudgeGate",
@@ -194,6 +195,31 @@ class JudgeGate(_ParsableEnum):
     @classmethod
     def _label(cls) -> str:
         return "judge_gate"
+
+    @classmethod
+    def _error(cls) -> type[InvalidEnumValue]:
+        return InvalidConfigEnum
+
+
+class EmbedderBackend(_ParsableEnum):
+    """Which runtime runs the bundled MiniLM (``EpisegConfig.embedding.backend``).
+
+    ``onnx``: ONNX Runtime on a graph exported once from the packaged weights
+    and cached (:class:`~episeg.embedders.OnnxMiniLMEmbedder`; ~3x torch's
+    speed one turn at a time on a 2-core CPU); ``torch``: sentence-transformers
+    (:class:`~episeg.embedders.MiniLMEmbedder`). The vectors agree within
+    1e-5 cosine.
+
+    >>> EmbedderBackend.parse("TORCH"), str(EmbedderBackend.ONNX)
+    (<EmbedderBackend.TORCH: 'torch'>, 'onnx')
+    """
+
+    ONNX = "onnx"
+    TORCH = "torch"
+
+    @classmethod
+    def _label(cls) -> str:
+        return "embedding backend"
 
     @classmethod
     def _error(cls) -> type[InvalidEnumValue]:
