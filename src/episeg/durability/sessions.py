@@ -22,6 +22,9 @@ in the journal, and :meth:`SessionPool.enter` replays a dropped session from it
 ...     seg = pool.enter("alice", "s1")
 >>> pool.for_tenant("alice") is seg, pool.for_tenant("bob") is seg, pool.resident
 (True, False, 1)
+>>> empty = SessionPool(lambda: seg, pool.journal, finish=lambda e: e)
+>>> pool.stats["turns"], empty.stats["turns"]   # no turn yet; no tenant yet
+(0, 0)
 """
 
 from __future__ import annotations
@@ -29,7 +32,7 @@ from __future__ import annotations
 import itertools
 import logging
 import threading
-from collections import Counter, OrderedDict
+from collections import OrderedDict, defaultdict
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING
@@ -125,13 +128,14 @@ class SessionPool:
 
     @property
     def stats(self) -> dict[str, int]:
-        """Every tenant's :attr:`Segmenter.stats` summed."""
+        """Every tenant's :attr:`Segmenter.stats` summed (a missing counter reads 0)."""
         with self._lock:
             segmenters = [t.segmenter for t in self._tenants.values()]
-        total: Counter[str] = Counter()
+        total: defaultdict[str, int] = defaultdict(int)  # 0 for a counter no tenant has yet
         for segmenter in segmenters:
-            total.update(segmenter.stats)
-        return dict(total)
+            for name, value in segmenter.stats.items():
+                total[name] += value
+        return total
 
     # -- sessions ---------------------------------------------------------------------
     def enter(self, user: str, session: str) -> Segmenter:
