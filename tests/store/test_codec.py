@@ -13,7 +13,7 @@ from hypothesis import strategies as st
 from episeg.errors import StoreError
 from episeg.store import ChromaBackend
 from episeg.store.codec import CODEC_VERSION, decode, encode
-from episeg.types import Decision, Episode, Salience, Turn, TurnType, Verdict
+from episeg.types import MAX_TS, Decision, Episode, Salience, Turn, TurnType, Verdict
 
 _runs = itertools.count()
 
@@ -25,15 +25,19 @@ def shared_backend(tmp_path_factory: pytest.TempPathFactory) -> ChromaBackend:
 
 finite = st.floats(allow_nan=False, allow_infinity=False, width=64)
 names = st.text(min_size=1, max_size=12).filter(lambda s: s.strip() != "")
+# Turn refuses ids with control/format/surrogate characters and |ts| > MAX_TS (c75c7e3)
+id_names = st.text(
+    st.characters(blacklist_categories=("Cc", "Cf", "Zl", "Zp", "Cs")), min_size=1, max_size=12
+).filter(lambda s: s.strip() != "")
 turns = st.builds(
     Turn,
     actor=st.sampled_from(["user", "assistant", "tool", "system"]),
     text=st.text(max_size=40),
-    ts=finite,
+    ts=st.floats(-MAX_TS, MAX_TS, allow_nan=False),
     type=st.none() | st.sampled_from(list(TurnType)),
-    id=st.none() | names,
+    id=st.none() | id_names,
     user=names,
-    session=names,
+    session=id_names,
 )
 verdicts = st.builds(
     Verdict,
