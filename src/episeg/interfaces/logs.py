@@ -12,6 +12,9 @@ index them without parsing. ``episeg --log-format json serve ...`` turns it on
 >>> record = json.loads(stream.getvalue())
 >>> record["level"], record["logger"], record["message"], record["episode"]
 ('INFO', 'episeg.demo', 'closed', 'e1')
+>>> logging.getLogger("uvicorn.error").info("up", extra={"color_message": "\x1b[36mup"})
+>>> "color_message" in stream.getvalue().splitlines()[-1]
+False
 >>> configure_logging(logging.WARNING)
 """
 
@@ -24,6 +27,12 @@ from typing import TextIO
 __all__ = ["LOG_FORMATS", "configure_logging"]
 
 LOG_FORMATS = ("text", "json")
+
+
+def _drop_color(record: logging.LogRecord) -> bool:
+    """uvicorn adds ``color_message`` (ANSI escapes) to its records: not for JSON."""
+    record.__dict__.pop("color_message", None)
+    return True
 
 
 def configure_logging(level: int, *, json: bool = False, stream: TextIO | None = None) -> None:
@@ -41,6 +50,7 @@ def configure_logging(level: int, *, json: bool = False, stream: TextIO | None =
                 rename_fields={"asctime": "time", "levelname": "level", "name": "logger"},
             )
         )
+        handler.addFilter(_drop_color)
     else:
         handler.setFormatter(logging.Formatter("%(levelname)s %(name)s: %(message)s"))
     root = logging.getLogger()
