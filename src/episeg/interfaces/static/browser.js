@@ -113,6 +113,14 @@ function term(label, value) {
     el("span", { class: "fill", style: `width:${Math.round(Math.max(value, 0) * 60)}px` }));
 }
 
+function matchedTurns(hit) {
+  // The turns recall matched (newer services send them); none: the summary stands alone.
+  if (!Array.isArray(hit.turns) || !hit.turns.length) return null;
+  const list = el("ul", { class: "reasons matched" });
+  for (const turn of hit.turns) list.append(el("li", {}, `${turn.actor}: ${turn.text}`));
+  return list;
+}
+
 async function search(event) {
   event.preventDefault();
   try {
@@ -126,7 +134,8 @@ async function search(event) {
         hit.reinforcement === undefined ? null : term("reinforcement", hit.reinforcement),
         el("span", { class: "muted" },
           `raw cosine ${hit.raw_similarity.toFixed(3)}${hit.importance_imputed ? ", importance imputed" : ""}`)),
-      el("p", { class: "summary" }, hit.episode.summary))));
+      el("p", { class: "summary" }, hit.episode.summary),
+      matchedTurns(hit))));
     $("results").hidden = false;
     await load();  // recall counts changed
   } catch (err) { showError(err.message); }
