@@ -81,6 +81,7 @@ class TestMcpServer:
             "flush",
             "forget",
             "list_episodes",
+            "observe_messages",
             "observe_turn",
             "recall",
             "used",

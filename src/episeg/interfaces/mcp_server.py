@@ -28,7 +28,7 @@ never as a crash of the server.
 >>> mem = Memory(path=tempfile.mkdtemp(), embedder=HashingEmbedder(), judge=None, scorer=None)
 >>> server = create_server(mem, "alice")
 >>> sorted(t.name for t in asyncio.run(server.list_tools()))
-['flush', 'forget', 'list_episodes', 'observe_turn', 'recall', 'used']
+['flush', 'forget', 'list_episodes', 'observe_messages', 'observe_turn', 'recall', 'used']
 """
 
 from __future__ import annotations
@@ -36,7 +36,7 @@ from __future__ import annotations
 import logging
 import time
 from collections.abc import Callable
-from typing import TypeVar
+from typing import Any, TypeVar
 
 import anyio
 from mcp.server.mcpserver import MCPServer
@@ -55,6 +55,7 @@ from episeg.interfaces.mcp_models import (
     Used,
 )
 from episeg.interfaces.mcp_stdio import serve_stdio
+from episeg.interfaces.messages import turns_from_messages
 from episeg.memory import Memory
 from episeg.store.tenants import validate_tenant
 from episeg.types import Actor, Episode, Turn, TurnType
@@ -119,6 +120,22 @@ def create_server(memory: Memory, user: str) -> MCPServer:
                 session=session,
             )
             return closed(list(memory.observe(turn)))
+
+        return _guard(run)
+
+    @server.tool()
+    def observe_messages(messages: list[dict[str, Any]], session: str = "default") -> Closed:
+        """Record chat messages ({"role", "content"}, OpenAI style) of one session, in order.
+
+        All are checked before any is recorded. A message may carry ts and id;
+        without ts it is stamped now. Returns the episodes they closed.
+        """
+
+        def run() -> Closed:
+            turns = turns_from_messages(messages, user=tenant, session=session, ts=time.time())
+            with memory.tenant_lock(tenant):
+                memory.sessions.enter(tenant, session).preview(turns)
+                return closed(list(memory.ingest(turns)))
 
         return _guard(run)
 

@@ -29,6 +29,7 @@ from fastapi.security import HTTPAuthorizationCredentials, HTTPBearer
 from pydantic import BaseModel, ConfigDict, Field
 
 from episeg.errors import TenantError
+from episeg.interfaces.messages import turns_from_messages
 from episeg.interfaces.metrics import MetricsMiddleware, ServiceMetrics
 from episeg.interfaces.service_auth import BodyLimit, KeyRing
 from episeg.interfaces.service_errors import JournalHealth, install_error_handlers
@@ -66,6 +67,22 @@ class TurnIn(BaseModel):
     ) = None
     id: _Name | None = None
     user: _Name | None = None
+    session: _Name = "default"
+
+
+class MessageIn(BaseModel):
+    """A chat message, OpenAI / mem0 style; other keys (name, tool_calls, ...) are ignored."""
+
+    model_config = ConfigDict(extra="ignore")
+    role: Literal["user", "assistant", "system", "developer", "tool", "function"]
+    content: str | list[dict[str, Any]]
+    ts: Annotated[float, Field(strict=True, allow_inf_nan=False)] | None = None
+    id: _Name | None = None
+
+
+class MessagesIn(BaseModel):
+    model_config = ConfigDict(extra="forbid")
+    messages: Annotated[list[MessageIn], Field(min_length=1, max_length=MAX_BATCH)]
     session: _Name = "default"
 
 
@@ -264,6 +281,17 @@ def create_app(
         with memory.tenant_lock(owner):
             now = time.time()
             return ingest([to_turn(item, owner, now) for item in items], owner)
+
+    @app.post("/v1/messages", responses=_ERRORS)
+    def observe_messages(body: MessagesIn, owner: Tenant) -> ClosedOut:
+        """Observe chat messages (role, content) of one session as turns, all-or-nothing.
+
+        A message without ts is stamped now (in order); see POST /v1/turns:batch.
+        """
+        raw = [m.model_dump(exclude_none=True) for m in body.messages]
+        with memory.tenant_lock(owner):
+            turns = turns_from_messages(raw, user=owner, session=body.session, ts=time.time())
+            return ingest(turns, owner)
 
     @app.post("/v1/flush", responses=_READ_ERRORS)
     def flush(owner: Tenant, body: FlushIn | None = None) -> ClosedOut:

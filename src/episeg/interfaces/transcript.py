@@ -6,8 +6,10 @@ Rules (each documented, none silent):
   naming the line; blank lines are skipped (they hold no turn);
 * fields: ``actor`` (user/assistant/tool/system), ``text``, ``ts`` (seconds),
   optional ``type``, ``id``, ``user``, ``session``; the aliases ``role`` and
-  ``speaker`` are read as ``actor`` and ``agent`` as ``assistant``; any other
-  key is refused;
+  ``speaker`` are read as ``actor``, ``content`` as ``text`` (a list of chat
+  content parts gives its ``text`` parts, joined), ``agent`` as ``assistant``,
+  ``developer`` as ``system`` and ``function`` as ``tool``, so OpenAI-style
+  ``{"role", "content"}`` messages read as turns; any other key is refused;
 * ``ts`` may be absent only with ``assign_ts=True``: turn *n* then gets the
   previous turn's ``ts + 1`` (the first gets 0), so order is kept;
 * ``user``/``session`` given to :func:`iter_turns` fill turns that lack them.
@@ -16,6 +18,8 @@ Rules (each documented, none silent):
 ...          '{"role": "agent", "text": "hello", "ts": 2}']
 >>> [(t.actor.value, t.text) for t in iter_turns(lines)]
 [('user', 'hi'), ('assistant', 'hello')]
+>>> [t.text for t in iter_turns(['{"role": "user", "content": "deploy?"}'], assign_ts=True)]
+['deploy?']
 >>> list(iter_turns(['{"actor": "user", "ts": 1}']))
 Traceback (most recent call last):
 ...
@@ -30,12 +34,19 @@ from pathlib import Path
 from typing import Any
 
 from episeg.errors import TurnValidationError
+from episeg.interfaces.messages import message_text
 from episeg.types import Turn
 
 __all__ = ["iter_turns", "read_transcript", "write_transcript"]
 
-_ALIASES = {"role": "actor", "speaker": "actor"}
-_ACTOR_ALIASES = {"agent": "assistant", "bot": "assistant", "human": "user"}
+_ALIASES = {"role": "actor", "speaker": "actor", "content": "text"}
+_ACTOR_ALIASES = {
+    "agent": "assistant",
+    "bot": "assistant",
+    "human": "user",
+    "developer": "system",
+    "function": "tool",
+}
 
 
 def iter_turns(
@@ -111,6 +122,8 @@ def _normalise(
     actor = out.get("actor")
     if isinstance(actor, str):
         out["actor"] = _ACTOR_ALIASES.get(actor.strip().lower(), actor)
+    if isinstance(out.get("text"), list):  # chat content parts: their text, joined
+        out["text"] = message_text(out["text"])
     if "ts" not in out and assign_ts:
         out["ts"] = 0.0 if previous_ts is None else previous_ts + 1.0
     if user is not None:

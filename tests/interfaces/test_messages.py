@@ -1,0 +1,134 @@
+"""``{"role", "content"}`` chat messages through the library, the CLI reader, HTTP and MCP."""
+
+from __future__ import annotations
+
+import asyncio
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+import pytest
+from mcp.server.mcpserver.exceptions import ToolError
+
+from episeg.errors import TurnValidationError
+from episeg.interfaces.mcp_server import create_server
+from episeg.interfaces.messages import turns_from_messages
+from episeg.interfaces.service import create_app
+from episeg.interfaces.transcript import iter_turns
+from episeg.memory import Memory
+from episeg.testing import HashingEmbedder
+from tests.interfaces.helpers import KEY_A, KEYS, LiveServer
+
+CHAT: list[dict[str, Any]] = [
+    {"role": "system", "content": "You are a deploy assistant."},
+    {"role": "user", "content": "bump the prod deploy version", "id": "m1"},
+    {"role": "assistant", "content": [{"type": "text", "text": "Edited version.tf."}]},
+    {"role": "tool", "content": "apply: ok", "tool_call_id": "c1"},
+]
+
+
+def _memory(path: Path) -> Memory:
+    return Memory(path=path, embedder=HashingEmbedder(dim=32), judge=None, scorer=None)
+
+
+class TestLibrary:
+    def test_messages_become_ordered_turns(self, tmp_path: Path) -> None:
+        mem = _memory(tmp_path)
+        turns = turns_from_messages(
+            [{k: v for k, v in m.items() if k != "tool_call_id"} for m in CHAT],
+            user="alice",
+            session="s1",
+            ts=1_000.0,
+        )
+        assert [t.actor.value for t in turns] == ["system", "user", "assistant", "tool"]
+        assert [t.ts for t in turns] == sorted(t.ts for t in turns)
+        mem.ingest(turns)
+        stored = [t.text for e in mem.flush() for t in e.turns]
+        assert stored == [
+            "You are a deploy assistant.",
+            "bump the prod deploy version",
+            "Edited version.tf.",
+            "apply: ok",
+        ]
+
+    @pytest.mark.parametrize(
+        ("message", "says"),
+        [
+            ({"role": "robot", "content": "x"}, "unknown role"),
+            ({"role": "user"}, "content must be"),
+            ({"role": "user", "content": [{"type": "image_url"}]}, "no text part"),
+        ],
+    )
+    def test_malformed_message_is_named(self, message: dict[str, object], says: str) -> None:
+        with pytest.raises(TurnValidationError, match=f"message 1: .*{says}"):
+            turns_from_messages([CHAT[1], message], user="a", session="s", ts=1.0)
+
+
+class TestTranscriptReader:
+    def test_role_and_content_lines(self) -> None:
+        lines = [
+            '{"role": "user", "content": "hi", "ts": 1}',
+            '{"role": "developer", "content": [{"type": "text", "text": "be brief"}], "ts": 2}',
+            '{"role": "function", "content": "42", "ts": 3}',
+        ]
+        assert [(t.actor.value, t.text) for t in iter_turns(lines)] == [
+            ("user", "hi"),
+            ("system", "be brief"),
+            ("tool", "42"),
+        ]
+
+
+@pytest.fixture
+def served(tmp_path: Path) -> Iterator[tuple[LiveServer, Memory]]:
+    memory = _memory(tmp_path)
+    server = LiveServer(create_app(memory, KEYS))
+    yield server, memory
+    server.stop()
+    memory.close()
+
+
+class TestHttp:
+    def test_post_messages(self, served: tuple[LiveServer, Memory]) -> None:
+        server, memory = served
+        with server.client(KEY_A) as c:
+            first = c.post("/v1/messages", json={"messages": CHAT, "session": "s1"})
+            again = c.post("/v1/messages", json={"messages": CHAT[1:2], "session": "s1"})
+            c.post("/v1/flush", json={})
+        assert first.status_code == 200, first.text
+        assert first.json()["accepted"] == 4
+        assert again.json()["accepted"] == 0 and again.json()["duplicates"] == ["m1"]
+        episodes = memory.episodes("alice")
+        assert sum(len(e.turns) for e in episodes) == 4
+        assert {e.session for e in episodes} == {"s1"}
+
+    def test_a_bad_message_commits_none(self, served: tuple[LiveServer, Memory]) -> None:
+        server, memory = served
+        bad = [*CHAT[:2], {"role": "user", "content": [{"type": "image_url"}]}]
+        with server.client(KEY_A) as c:
+            answer = c.post("/v1/messages", json={"messages": bad})
+        assert answer.status_code == 422, answer.text
+        assert "message 2" in answer.json()["detail"][0]["msg"]
+        assert memory.journal.counts()["seen"] == 0
+
+
+class TestMcp:
+    def test_observe_messages_tool(self, tmp_path: Path) -> None:
+        mem = _memory(tmp_path)
+        server = create_server(mem, "alice")
+        result = asyncio.run(
+            server.call_tool("observe_messages", {"messages": CHAT, "session": "s1"})
+        )
+        assert not getattr(result, "is_error", True)
+        assert sum(len(e.turns) for e in mem.flush()) == 4
+
+    def test_bad_message_is_a_tool_error_and_records_nothing(self, tmp_path: Path) -> None:
+        mem = _memory(tmp_path)
+        server = create_server(mem, "alice")
+        late_in_time = {"role": "user", "content": "x", "ts": 0.0}
+        with pytest.raises(ToolError, match="earlier than"):
+            asyncio.run(
+                server.call_tool(
+                    "observe_messages", {"messages": [{**CHAT[1], "ts": 5.0}, late_in_time]}
+                )
+            )
+        assert mem.journal.counts()["seen"] == 0
