@@ -17,18 +17,17 @@ import os
 import sys
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
-from datetime import UTC, datetime
 from typing import IO, Any
 
 from episeg.errors import ConfigError, EpisegError
 from episeg.interfaces.progress import IngestProgress
 from episeg.interfaces.runtime import all_episodes, open_backend, open_memory
 from episeg.interfaces.transcript import iter_turns
-from episeg.interfaces.views import boundary_reasons, episode_view, salience_text, scored_view
+from episeg.interfaces.views import episode_lines, episode_view, salience_text, scored_view
 from episeg.memory import Memory
 from episeg.store.chroma import ChromaEpisodeStore
 from episeg.store.tenants import validate_tenant
-from episeg.types import Episode, Turn
+from episeg.types import Turn
 
 __all__ = ["COMMANDS"]
 
@@ -75,13 +74,6 @@ def _turns(args: argparse.Namespace, handle: IO[bytes]) -> Iterator[Turn]:
     return iter_turns(handle, user=args.user, session=args.session, assign_ts=args.assign_ts)
 
 
-def _when(ts: float) -> str:
-    try:
-        return datetime.fromtimestamp(ts, UTC).strftime("%Y-%m-%d %H:%M:%S")
-    except (OverflowError, OSError, ValueError):
-        return f"{ts:g}"
-
-
 def cmd_ingest(args: argparse.Namespace) -> int:
     """Stream turns through ``Memory.observe``; flush at the end unless ``--no-flush``."""
     if args.progress_every < 0:
@@ -121,22 +113,6 @@ def cmd_ingest(args: argparse.Namespace) -> int:
     return 0
 
 
-def _episode_lines(number: int, ep: Episode, *, turns: bool) -> list[str]:
-    kind = f"sub-episode of {ep.parent_id[:8]}" if ep.parent_id else "episode"
-    first, last = (ep.turns[0].id, ep.turns[-1].id) if ep.turns else ("?", "?")
-    lines = [
-        f"[{number}] {ep.id[:8]}  {kind}  session {ep.session}  turns {first}..{last} "
-        f"({len(ep.turns)})  {_when(ep.opened_at)}  salience {salience_text(ep.salience)}"
-        + (f"  recalled {ep.recall_count}x" if ep.recall_count else "")
-        + ("  [archived]" if ep.archived else ""),
-        f"    summary  : {ep.summary}",
-        f"    opened by: {'; '.join(boundary_reasons(ep)) or 'start of the session'}",
-    ]
-    if turns:
-        lines += [f"      {t.actor.value}: {t.text}" for t in ep.turns]
-    return lines
-
-
 def cmd_episodes(args: argparse.Namespace) -> int:
     """List a tenant's episodes (sorted by session, then time)."""
     if args.limit < 1 or args.offset < 0:
@@ -147,7 +123,7 @@ def cmd_episodes(args: argparse.Namespace) -> int:
     page.sort(key=lambda e: (e.session, e.opened_at, e.closed_at))
     lines = [f"{len(page)} episodes of {args.user!r}"]
     for number, ep in enumerate(page, start=args.offset + 1):
-        lines += _episode_lines(number, ep, turns=args.turns)
+        lines += episode_lines(number, ep, turns=args.turns)
     _emit(args, [episode_view(e, with_turns=args.turns) for e in page], "\n".join(lines))
     return 0
 

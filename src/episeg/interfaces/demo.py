@@ -16,10 +16,11 @@ from pathlib import Path
 from typing import TextIO
 
 from episeg.interfaces.transcript import iter_turns
+from episeg.interfaces.views import episode_lines
 from episeg.memory import Memory
-from episeg.types import Decision, Episode, Turn
+from episeg.types import Episode, Turn
 
-__all__ = ["format_episode", "run_demo", "sample_turns"]
+__all__ = ["run_demo", "sample_turns"]
 
 _QUERIES = (
     "how did we fix the 401 on login?",
@@ -46,35 +47,6 @@ def sample_turns(*, ends_at: float | None = None) -> list[Turn]:
     return [dataclasses.replace(t, ts=t.ts + shift) for t in turns]
 
 
-def format_episode(number: int, episode: Episode, first_position: int) -> str:
-    """A few lines describing one episode, its boundary and the signals behind it."""
-    last = first_position + len(episode.turns) - 1
-    kind = "sub-episode" if episode.parent_id else "episode"
-    salience = episode.salience
-    score = (
-        f"{salience.score}/10 ({salience.scorer})"
-        if salience and salience.is_scored
-        else f"unscored ({salience.reason if salience else 'no scorer'})"
-    )
-    fired = [
-        v for v in episode.boundary_verdicts if v.decision.opens_episode and v.signal != "combiner"
-    ]
-    combiner = next((v for v in episode.boundary_verdicts if v.signal == "combiner"), None)
-    if not episode.boundary_verdicts:
-        why = "start of the session"
-    else:
-        why = ", ".join(f"{v.signal} ({v.reason})" for v in fired) or "combined evidence"
-        if combiner is not None and combiner.decision is Decision.SUB_EPISODE:
-            why += f" -> sub-episode of {episode.parent_id[:8] if episode.parent_id else '?'}"
-    lines = [
-        f"[{number}] {kind} {episode.id[:8]}  turns {first_position}-{last} "
-        f"({len(episode.turns)} turns)  salience {score}",
-        f"    summary : {episode.summary}",
-        f"    opened by: {why}",
-    ]
-    return "\n".join(lines)
-
-
 def run_demo(
     out: TextIO, *, path: str | Path | None = None, queries: Sequence[str] = _QUERIES
 ) -> list[Episode]:
@@ -86,10 +58,8 @@ def run_demo(
     out.write(f"store: embedded Chroma at {workdir / 'chroma'}\n\n")
     episodes = memory.ingest(turns)
     episodes += memory.flush()
-    position = 0
     for number, episode in enumerate(episodes, start=1):
-        out.write(format_episode(number, episode, position) + "\n")
-        position += len(episode.turns)
+        out.write("\n".join(episode_lines(number, episode)) + "\n")
     stats = memory.segmenter.stats
     out.write(
         f"\n{len(episodes)} episodes; {stats['turns']} turns, "

@@ -17,12 +17,14 @@ fields and none re-derives them (no segmentation or recall logic here).
 
 from __future__ import annotations
 
+from datetime import UTC, datetime
 from typing import Any
 
 from episeg.types import Episode, Salience, ScoredEpisode, Turn, Verdict
 
 __all__ = [
     "boundary_reasons",
+    "episode_lines",
     "episode_view",
     "fired_verdicts",
     "salience_text",
@@ -30,6 +32,7 @@ __all__ = [
     "scored_view",
     "turn_view",
     "verdict_view",
+    "when_text",
 ]
 
 
@@ -61,6 +64,52 @@ def salience_text(salience: Salience | None) -> str:
     if salience.score is None:
         return f"unscored ({salience.reason})"
     return f"{salience.score}/10"
+
+
+def when_text(ts: float) -> str:
+    """``ts`` as ``YYYY-MM-DD HH:MM:SS`` (UTC) for people; the bare number outside the calendar.
+
+    >>> when_text(0.0), when_text(1e300)
+    ('1970-01-01 00:00:00', '1e+300')
+    """
+    try:
+        return datetime.fromtimestamp(ts, UTC).strftime("%Y-%m-%d %H:%M:%S")
+    except (OverflowError, OSError, ValueError):
+        return f"{ts:g}"
+
+
+def episode_lines(number: int, episode: Episode, *, turns: bool = False) -> list[str]:
+    """The one plain-text rendering of an episode (``episeg episodes``, the demo).
+
+    A header (short id, kind, session, first..last turn id, when, salience), the
+    summary, why it was opened and, with ``turns``, one ``actor: text`` line per turn.
+
+    >>> from episeg.types import Turn
+    >>> ep = Episode(id="e1234567890", user="u", session="s", summary="deploy prod",
+    ...              turns=(Turn(actor="user", text="deploy prod", ts=0.0, id="s:0"),),
+    ...              opened_at=0.0, closed_at=0.0)
+    >>> header, *rest = episode_lines(1, ep, turns=True)
+    >>> header.startswith("[1] e1234567  episode  session s  turns s:0..s:0 (1)  1970-01-01")
+    True
+    >>> print(*rest, sep=chr(10))
+        summary  : deploy prod
+        opened by: start of the session
+          user: deploy prod
+    """
+    ep = episode
+    kind = f"sub-episode of {ep.parent_id[:8]}" if ep.parent_id else "episode"
+    first, last = (ep.turns[0].id, ep.turns[-1].id) if ep.turns else ("?", "?")
+    lines = [
+        f"[{number}] {ep.id[:8]}  {kind}  session {ep.session}  turns {first}..{last} "
+        f"({len(ep.turns)})  {when_text(ep.opened_at)}  salience {salience_text(ep.salience)}"
+        + (f"  recalled {ep.recall_count}x" if ep.recall_count else "")
+        + ("  [archived]" if ep.archived else ""),
+        f"    summary  : {ep.summary}",
+        f"    opened by: {'; '.join(boundary_reasons(ep)) or 'start of the session'}",
+    ]
+    if turns:
+        lines += [f"      {t.actor.value}: {t.text}" for t in ep.turns]
+    return lines
 
 
 def verdict_view(verdict: Verdict) -> dict[str, Any]:
