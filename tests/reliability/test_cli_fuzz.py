@@ -128,7 +128,7 @@ def test_ingest_from_stdin_keeps_every_accepted_turn(lines: list[bytes]) -> None
             stored = [
                 t
                 for user in ("fuzz", "other")
-                for e in sorted(all_episodes(memory, user), key=lambda e: e.opened_at)
+                for e in sorted(all_episodes(memory.store(user)), key=lambda e: e.opened_at)
                 for t in e.turns
             ]
         finally:
