@@ -27,6 +27,8 @@ SERVER = (
 )
 SRC = str(Path(__file__).resolve().parents[2] / "src")
 
+pytestmark = pytest.mark.slow  # each test starts an MCP server process (15-20 s here under load)
+
 
 class Wire:
     def __init__(self, proc: subprocess.Popen[bytes]) -> None:

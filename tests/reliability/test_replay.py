@@ -116,6 +116,7 @@ def assert_tiles(rows: dict[str, Episode], turns: list[Turn]) -> None:
 
 
 class TestReplayEquivalence:
+    @pytest.mark.slow  # 150 crash/restart scenarios: 19-35 s on this machine
     @settings(max_examples=150, deadline=None, suppress_health_check=[HealthCheck.too_slow])
     @given(
         specs=turn_specs, cuts=st.lists(st.integers(0, 40), max_size=4), resend=st.integers(0, 5)

@@ -5,8 +5,11 @@ Chroma and against this server; the outage tests kill it and start it again on
 the same port and data folder. It needs the ``chroma`` CLI that the
 ``chromadb`` package installs next to the interpreter.
 
+Starting a server takes seconds, so the example is not run by the doctests (the
+store conformance suite runs it, marked slow):
+
 >>> import tempfile
->>> with ChromaServer(tempfile.mkdtemp()) as server:
+>>> with ChromaServer(tempfile.mkdtemp()) as server:  # doctest: +SKIP
 ...     server.backend().store_for("alice").count()
 0
 """
