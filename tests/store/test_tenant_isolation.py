@@ -41,7 +41,9 @@ class TestTenantIsolation:
         assert [e.summary for e in attacker.get(["shared-id"])] == ["attacker own"]
         hits = attacker.query(np.array(SECRET), k=10, include_archived=True)
         assert [e.summary for e, _ in hits] == ["attacker own"]
-        assert [e.summary for e in attacker.list_episodes(include_archived=True)] == ["attacker own"]
+        assert [e.summary for e in attacker.list_episodes(include_archived=True)] == [
+            "attacker own"
+        ]
         with pytest.raises(StoreError):
             attacker.update([make_episode("secret-1", SECRET, recall_count=99)])
         attacker.delete(["secret-1", "shared-id"])
