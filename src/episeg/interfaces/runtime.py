@@ -23,6 +23,7 @@ from urllib.parse import urlsplit
 from episeg import defaults
 from episeg.config import EmbeddingConfig, EpisegConfig
 from episeg.errors import ConfigError
+from episeg.interfaces.settings import EpisegSettings, load_settings
 from episeg.memory import Memory
 from episeg.store import ChromaBackend
 from episeg.types import Episode
@@ -75,10 +76,20 @@ def open_memory(
     chroma_url: str | None = None,
     embedder: Embedder | None = None,
     config: EpisegConfig | None = None,
+    settings: EpisegSettings | None = None,
 ) -> Memory:
-    """A :class:`Memory` with the offline stack (:mod:`episeg.defaults`) and the chosen store."""
+    """A :class:`Memory` with the chosen store and the judge, scorer and embedder backend of
+    ``settings`` (default: :func:`~episeg.interfaces.settings.load_settings`, i.e. the
+    environment and the TOML file; with neither, the offline stack of :mod:`episeg.defaults`).
+    """
+    settings = settings or load_settings()
     return Memory(
-        path=path, config=config, embedder=embedder, backend=open_backend(path, chroma_url)
+        path=path,
+        config=config or settings.config(),
+        embedder=embedder,
+        judge=settings.build_judge(),
+        scorer=settings.build_scorer(),
+        backend=open_backend(path, chroma_url),
     )
 
 

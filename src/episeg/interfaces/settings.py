@@ -1,0 +1,173 @@
+"""One settings object for the CLI, the HTTP service and the MCP server (pydantic-settings).
+
+It chooses the embedder backend, the judge (offline ``local``, ``anthropic``,
+an ``openai``-compatible server such as Ollama or vLLM, or ``none``) and the
+salience scorer (offline ``anchored``, ``anthropic``, ``openai`` or ``none``),
+so the LLM judges are reachable from every interface, not only from Python.
+Sources, highest first: environment variables (``EPISEG_`` prefix, ``__``
+between levels), then a TOML file (``$EPISEG_CONFIG``, else ``./episeg.toml``
+if present), then the defaults (the offline stack). API keys never sit in the
+file: ``api_key_env`` names the environment variable that holds the key.
+
+.. code-block:: toml
+
+    embedding_backend = "onnx"          # or "torch"
+    [judge]
+    kind = "openai"                     # local | anthropic | openai | none
+    model = "llama3.1"
+    base_url = "http://127.0.0.1:11434/v1"
+    [scorer]
+    kind = "anchored"                   # anchored | anthropic | openai | none
+
+>>> EpisegSettings().judge.kind, EpisegSettings().scorer.kind
+('local', 'anchored')
+>>> try:
+...     EpisegSettings(judge={"kind": "openai"})
+... except ValidationError as err:
+...     print(err.errors()[0]["msg"])
+Value error, kind 'openai' needs a model
+"""
+
+from __future__ import annotations
+
+import os
+from pathlib import Path
+from typing import Any, Literal, Self
+
+from pydantic import BaseModel, ConfigDict, Field, ValidationError, model_validator
+from pydantic_settings import (
+    BaseSettings,
+    PydanticBaseSettingsSource,
+    SettingsConfigDict,
+    TomlConfigSettingsSource,
+)
+
+from episeg.config import EmbeddingConfig, EpisegConfig
+from episeg.defaults import DEFAULT, Default
+from episeg.errors import ConfigError
+from episeg.types import EmbedderBackend
+from episeg.typing import Judge, SalienceScorer
+
+__all__ = ["EpisegSettings", "LLMSettings", "load_settings"]
+
+CONFIG_ENV = "EPISEG_CONFIG"
+DEFAULT_FILE = "episeg.toml"
+
+
+class LLMSettings(BaseModel):
+    """Which model judges (or scores) and how to reach it."""
+
+    model_config = ConfigDict(extra="forbid", frozen=True)
+    kind: str
+    model: str | None = None
+    base_url: str | None = None
+    api_key_env: str | None = Field(
+        default=None, description="environment variable holding the API key"
+    )
+    timeout: float = Field(default=10.0, gt=0, le=600)
+
+    @model_validator(mode="after")
+    def _needs_model(self) -> Self:
+        if self.kind == "openai" and not self.model:
+            raise ValueError("kind 'openai' needs a model")
+        return self
+
+    def api_key(self) -> str | None:
+        """The key in ``api_key_env`` (``None``: the SDK reads its own, e.g. ANTHROPIC_API_KEY)."""
+        if self.api_key_env is None:
+            return None
+        key = os.environ.get(self.api_key_env)
+        if not key:
+            raise ConfigError(f"environment variable {self.api_key_env} (api_key_env) is not set")
+        return key
+
+
+class JudgeSettings(LLMSettings):
+    kind: Literal["local", "anthropic", "openai", "none"] = "local"
+
+
+class ScorerSettings(LLMSettings):
+    kind: Literal["anchored", "anthropic", "openai", "none"] = "anchored"
+
+
+class EpisegSettings(BaseSettings):
+    """Judge, scorer and embedder choices; see the module docstring for the sources."""
+
+    model_config = SettingsConfigDict(
+        env_prefix="EPISEG_", env_nested_delimiter="__", extra="ignore", frozen=True
+    )
+    embedding_backend: EmbedderBackend = EmbedderBackend.ONNX
+    judge: JudgeSettings = JudgeSettings()
+    scorer: ScorerSettings = ScorerSettings()
+
+    @classmethod
+    def settings_customise_sources(
+        cls,
+        settings_cls: type[BaseSettings],
+        init_settings: PydanticBaseSettingsSource,
+        env_settings: PydanticBaseSettingsSource,
+        dotenv_settings: PydanticBaseSettingsSource,
+        file_secret_settings: PydanticBaseSettingsSource,
+    ) -> tuple[PydanticBaseSettingsSource, ...]:
+        toml = os.environ.get(CONFIG_ENV) or (
+            DEFAULT_FILE if Path(DEFAULT_FILE).is_file() else None
+        )
+        sources: list[PydanticBaseSettingsSource] = [init_settings, env_settings]
+        if toml is not None:
+            if not Path(toml).is_file():
+                raise ConfigError(f"{CONFIG_ENV}={toml}: no such file")
+            sources.append(TomlConfigSettingsSource(settings_cls, toml_file=toml))
+        return tuple(sources)
+
+    def config(self) -> EpisegConfig:
+        """The :class:`EpisegConfig` these settings imply (the embedder backend)."""
+        return EpisegConfig(embedding=EmbeddingConfig(backend=self.embedding_backend))
+
+    def build_judge(self) -> Judge | Default | None:
+        """The configured judge (``DEFAULT``: the offline local judge)."""
+        s = self.judge
+        if s.kind == "local":
+            return DEFAULT
+        if s.kind == "none":
+            return None
+        if s.kind == "anthropic":
+            from episeg.judges import AnthropicJudge
+
+            extra: dict[str, Any] = {"model": s.model} if s.model else {}
+            return AnthropicJudge(
+                api_key=s.api_key(), base_url=s.base_url, timeout=s.timeout, **extra
+            )
+        from episeg.judges import OpenAICompatibleJudge
+
+        return OpenAICompatibleJudge(
+            model=s.model or "", api_key=s.api_key(), base_url=s.base_url, timeout=s.timeout
+        )
+
+    def build_scorer(self) -> SalienceScorer | Default | None:
+        """The configured salience scorer (``DEFAULT``: the offline anchored scorer)."""
+        s = self.scorer
+        if s.kind == "anchored":
+            return DEFAULT
+        if s.kind == "none":
+            return None
+        from episeg.llm import AnthropicBackend, OpenAICompatibleBackend
+        from episeg.salience import LLMSalienceScorer
+
+        if s.kind == "anthropic":
+            extra: dict[str, Any] = {"model": s.model} if s.model else {}
+            backend: Any = AnthropicBackend(
+                api_key=s.api_key(), base_url=s.base_url, timeout=s.timeout, **extra
+            )
+        else:
+            backend = OpenAICompatibleBackend(
+                model=s.model or "", api_key=s.api_key(), base_url=s.base_url, timeout=s.timeout
+            )
+        return LLMSalienceScorer(backend)
+
+
+def load_settings() -> EpisegSettings:
+    """The settings from the environment and the TOML file; ``ConfigError`` if invalid."""
+    try:
+        return EpisegSettings()
+    except ValidationError as exc:
+        raise ConfigError(f"invalid episeg settings: {exc}") from None
