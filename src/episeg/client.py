@@ -28,7 +28,7 @@ from __future__ import annotations
 
 from collections.abc import Iterable, Mapping
 from types import TracebackType
-from typing import Any, Literal, Self, TypedDict, cast
+from typing import Any, Literal, NotRequired, Self, TypedDict, cast
 from urllib.parse import quote
 
 import httpx
@@ -44,6 +44,7 @@ Method = Literal["GET", "POST", "DELETE"]
 ENDPOINTS: dict[str, tuple[Method, str]] = {
     "observe": ("POST", "/v1/turns"),
     "observe_batch": ("POST", "/v1/turns:batch"),
+    "observe_messages": ("POST", "/v1/messages"),
     "flush": ("POST", "/v1/flush"),
     "episodes": ("GET", "/v1/episodes"),
     "forget": ("DELETE", "/v1/episodes/{episode_id}"),
@@ -102,6 +103,17 @@ class RecallHit(TypedDict):
     raw_similarity: float
     importance_imputed: bool
     episode: EpisodeView
+    episode_id: NotRequired[str]
+    start: NotRequired[str]
+    end: NotRequired[str]
+    summary: NotRequired[str]
+    reinforcement: NotRequired[float]
+    lexical: NotRequired[bool]
+    words: NotRequired[int]
+    turn_ids: NotRequired[list[str]]
+    turns: NotRequired[list[dict[str, Any]]]
+    neighbours_before: NotRequired[list[str]]
+    neighbours_after: NotRequired[list[str]]
 
 
 class Forgotten(TypedDict):
@@ -146,6 +158,11 @@ def _decode(response: httpx.Response) -> Any:
             detail = response.text
         raise APIError(response.status_code, detail)
     return response.json()
+
+
+def _recall_body(query: str, k: int, options: Mapping[str, Any]) -> dict[str, Any]:
+    """The recall request: options left at ``None`` are not sent (the service's defaults)."""
+    return {"query": query, "k": k, **{n: v for n, v in options.items() if v is not None}}
 
 
 def _headers(api_key: str | None) -> dict[str, str]:
@@ -196,6 +213,13 @@ class Client:
         """Observe turns in order (at most 1000; all validated before any is observed)."""
         return cast(Closed, self._call("observe_batch", json=[_turn_body(t) for t in turns]))
 
+    def observe_messages(
+        self, messages: Iterable[Mapping[str, Any]], session: str = "default"
+    ) -> Closed:
+        """Observe chat messages (``{"role", "content"}``, OpenAI style) of one session."""
+        body = {"messages": [dict(m) for m in messages], "session": session}
+        return cast(Closed, self._call("observe_messages", json=body))
+
     def flush(self, session: str | None = None) -> Closed:
         """Close the open episodes of one session (default: all of the tenant's)."""
         return cast(Closed, self._call("flush", json={"session": session}))
@@ -211,9 +235,14 @@ class Client:
         """Delete one of the tenant's episodes (404 ``APIError`` if it has none by that id)."""
         return cast(Forgotten, self._call("forget", {"episode_id": episode_id}))
 
-    def recall(self, query: str, k: int = 5) -> list[RecallHit]:
-        """The ``k`` best episodes for ``query`` with each score term (reinforces them)."""
-        body = {"query": query, "k": k}
+    def recall(self, query: str, k: int = 5, **options: Any) -> list[RecallHit]:
+        """The ``k`` best episodes for ``query`` with each score term.
+
+        ``options`` are the service's other recall fields (``max_words``,
+        ``since``, ``until``, ``session``, ``expand``, ``context``,
+        ``neighbours``); ``None`` values are left out.
+        """
+        body = _recall_body(query, k, options)
         return cast(list[RecallHit], self._call("recall", json=body)["results"])
 
     def used(self, episode_ids: Iterable[str]) -> Confirmed:
@@ -260,6 +289,12 @@ class AsyncClient:
         body = [_turn_body(t) for t in turns]
         return cast(Closed, await self._call("observe_batch", json=body))
 
+    async def observe_messages(
+        self, messages: Iterable[Mapping[str, Any]], session: str = "default"
+    ) -> Closed:
+        body = {"messages": [dict(m) for m in messages], "session": session}
+        return cast(Closed, await self._call("observe_messages", json=body))
+
     async def flush(self, session: str | None = None) -> Closed:
         return cast(Closed, await self._call("flush", json={"session": session}))
 
@@ -272,8 +307,8 @@ class AsyncClient:
     async def forget(self, episode_id: str) -> Forgotten:
         return cast(Forgotten, await self._call("forget", {"episode_id": episode_id}))
 
-    async def recall(self, query: str, k: int = 5) -> list[RecallHit]:
-        body = {"query": query, "k": k}
+    async def recall(self, query: str, k: int = 5, **options: Any) -> list[RecallHit]:
+        body = _recall_body(query, k, options)
         return cast(list[RecallHit], (await self._call("recall", json=body))["results"])
 
     async def used(self, episode_ids: Iterable[str]) -> Confirmed:

@@ -79,6 +79,7 @@ class TestContract:
             c.observe_batch(
                 [Turn(actor="assistant", text="noted", ts=time.time(), session="contract")]
             )
+            c.observe_messages([{"role": "user", "content": "and one more"}], "contract")
             c.flush("contract")
             episode = c.episodes(limit=5)[0]
             c.recall("contract", k=1)
@@ -121,7 +122,7 @@ class TestSyncClient:
             c.flush()
             episodes = c.episodes()
             assert {e["user"] for e in episodes} == {"bob"}
-            hits = c.recall("deploy prod", k=1)
+            hits = c.recall("deploy prod", k=1, max_words=50, session=None)
             assert "deploy" in hits[0]["episode"]["summary"]
             assert c.used([hits[0]["episode"]["id"]]) == {"confirmed": [hits[0]["episode"]["id"]]}
             again = {e["id"]: e for e in c.episodes()}[hits[0]["episode"]["id"]]
