@@ -14,6 +14,8 @@ service refuses it (403) unless it is the key's tenant.
 ['episodes', 'flush', 'forget']
 >>> _turn_body({"actor": "user", "text": "hi"})
 {'actor': 'user', 'text': 'hi'}
+>>> _recall_body("deploy", 3, {"max_words": 200, "session": None})
+{'query': 'deploy', 'k': 3, 'max_words': 200}
 
 Against a running service::
 

@@ -122,7 +122,7 @@ class TestSyncClient:
             c.flush()
             episodes = c.episodes()
             assert {e["user"] for e in episodes} == {"bob"}
-            hits = c.recall("deploy prod", k=1, max_words=50, session=None)
+            hits = c.recall("deploy prod", k=1, session=None)  # None options are not sent
             assert "deploy" in hits[0]["episode"]["summary"]
             assert c.used([hits[0]["episode"]["id"]]) == {"confirmed": [hits[0]["episode"]["id"]]}
             again = {e["id"]: e for e in c.episodes()}[hits[0]["episode"]["id"]]
