@@ -145,17 +145,23 @@ def create_server(memory: Memory, user: str) -> MCPServer:
         return _guard(lambda: closed(list(memory.flush(tenant, session))))
 
     @server.tool()
-    def recall(query: str, k: int = 5, full_turns: bool = False) -> Recalled:
+    def recall(query: str, k: int = 5, max_words: int = 300, full_turns: bool = False) -> Recalled:
         """Recall the k (1-50) most relevant past episodes for query.
 
         Each result has its score terms, the episode (id, dates, summary, salience)
-        and the turns recall matched; full_turns=True adds every turn of each episode.
+        and the turns recall matched, at most max_words words of them across all
+        results; full_turns=True adds every turn of each episode.
         """
         if not 1 <= k <= 50:
             raise ToolError(f"k must be in 1..50, got {k}")
+        if max_words < 1:
+            raise ToolError(f"max_words must be >= 1, got {max_words}")
         return _guard(
             lambda: Recalled(
-                results=[Hit.of(h, full_turns=full_turns) for h in memory.recall(tenant, query, k)]
+                results=[
+                    Hit.of(h, full_turns=full_turns)
+                    for h in memory.recall(tenant, query, k, max_words=max_words)
+                ]
             )
         )
 
