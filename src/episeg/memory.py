@@ -39,6 +39,7 @@ from pathlib import Path
 
 from episeg.config import EpisegConfig
 from episeg.defaults import DEFAULT, Default, default_embedder, resolve_judge, resolve_scorer
+from episeg.durability.erase import erase_journal, scrub
 from episeg.durability.ids import globalise
 from episeg.durability.journal import Journal
 from episeg.durability.outbox import PendingWriter
@@ -51,6 +52,7 @@ from episeg.recall.index import IndexedStore
 from episeg.recall.summary import extractive_summary
 from episeg.segmentation.segmenter import Segmenter
 from episeg.store import ChromaBackend
+from episeg.store.erase import ForgetReport, session_episodes, vacuum_chroma
 from episeg.store.tenants import validate_tenant
 from episeg.types import Episode, Salience, Turn
 from episeg.typing import Embedder, Judge, SalienceScorer, ScoredEpisode, StoreBackend
@@ -346,6 +348,82 @@ class Memory:
     def maintain(self, user: str, *, archive: bool = False) -> MaintenanceReport:
         """Decay never-recalled episodes; with ``archive`` hide faded ones from recall."""
         return maintain(self.store(user), self.config, float(self._clock()), archive=archive)
+
+    def forget(
+        self,
+        user: str,
+        *,
+        episode: str | None = None,
+        session: str | None = None,
+        all: bool = False,
+    ) -> ForgetReport:
+        """Erase one episode, one session or all of ``user``'s data, everywhere.
+
+        Give exactly one of ``episode``, ``session``, ``all=True``. Erased
+        from: the episode and turn collections (a whole tenant's are
+        dropped), recall's lexical index and catalogue, the journal (turns,
+        seen ids, outbox, checkpoints; then vacuumed and its WAL truncated)
+        and an embedded store's SQLite file (vacuumed). Archived episodes are
+        in the same collection and go too; no per-tenant weights are kept on
+        disk. Another tenant's episode id erases nothing: it is reported in
+        ``missing``. A forgotten turn id is accepted again.
+
+        Raises
+        ------
+        ValueError
+            Unless exactly one of ``episode``, ``session``, ``all`` is given.
+        TenantError, StoreError, JournalError
+            Invalid tenant; the store or journal failed (call again: erasure is idempotent).
+        """
+        if sum((episode is not None, session is not None, all)) != 1:
+            raise ValueError("give exactly one of episode=, session= or all=True")
+        tenant = validate_tenant(user)
+        with self.sessions.lock(tenant):
+            store = self.store(tenant)
+            if episode is not None:
+                erased = store.get([episode])
+                pending = [e for e in self.journal.pending(tenant) if e.id == episode]
+                erased = erased or pending
+            else:
+                erased = session_episodes(store.inner, None if all else session)
+            ids = sorted({e.id for e in erased})
+            store.delete(ids)
+            drop = getattr(self.backend, "drop_tenant", None)
+            if all and drop is not None:
+                drop(tenant)  # the collections go too, with Chroma's log of them
+            with self._lock:  # cached index and recaller hold text: rebuild them on next use
+                self._stores.pop(tenant, None)
+                self._recallers.pop(tenant, None)
+            keys = {(tenant, e.session) for e in erased}
+            if session is not None:
+                keys.add((tenant, session))
+            if all:
+                keys |= {(s.user, s.session) for s in self.journal.sessions() if s.user == tenant}
+            turns = (
+                erase_journal(
+                    self.journal,
+                    tenant,
+                    session=session,
+                    episodes=ids,
+                    turn_ids=[(e.session, t) for e in erased for t in e.turn_ids],
+                    everything=all,
+                )
+                if (ids or session is not None or all)
+                else 0
+            )
+            for key in sorted(keys):
+                self.sessions.reload(*key)  # in-memory state and seen ids follow the journal
+            scrub(self.journal)
+            vacuumed = vacuum_chroma(getattr(self.backend, "path", None))
+        return ForgetReport(
+            user=tenant,
+            episodes=tuple(ids),
+            turns=turns,
+            missing=(episode,) if episode is not None and not ids else (),
+            session=session,
+            tenant=all,
+            vacuumed=vacuumed,
+        )
 
     # -- internals --------------------------------------------------------------------
     def _recaller(self, user: str) -> HierarchicalRecaller:

@@ -40,7 +40,7 @@ import chromadb
 import httpx
 import numpy as np
 from chromadb.config import Settings
-from chromadb.errors import ChromaError
+from chromadb.errors import ChromaError, NotFoundError
 
 from episeg.errors import StoreError, StoreUnavailableError, TenantError
 from episeg.store.codec import RECALL_FIELDS, decode, encode, recall_metadata
@@ -57,6 +57,11 @@ _CHROMA_MAX_INT = 2**31 - 1
 # The document (the transcript, for people browsing the collection) is derivable
 # from the turns in the metadata, so reads skip it: ~20% faster queries.
 _READ_INCLUDE: Any = ["metadatas", "embeddings"]
+# sync_threshold=1: the vector index persists after every write, so Chroma purges its
+# write-ahead log (table embeddings_queue, which holds each record's document and
+# metadata) at once; with the default 1,000 a forgotten text stays in that log until
+# 1,000 more writes (issue 12, forget). Costs ~40% per small write (measured 2026-12-03).
+_HNSW: Any = {"hnsw": {"space": "cosine", "sync_threshold": 1}}
 
 
 @contextmanager
@@ -86,13 +91,16 @@ class ChromaBackend:
 
     def __init__(self, client: Any) -> None:
         self._client = client
+        self.path: Path | None = None  # the folder of an embedded store (None: a server)
 
     @classmethod
     def persistent(cls, path: str | Path, *, allow_reset: bool = False) -> ChromaBackend:
         """Embedded ``chromadb.PersistentClient`` storing under ``path``."""
         settings = Settings(anonymized_telemetry=False, allow_reset=allow_reset)
         with _translate(f"opening {path}"):
-            return cls(chromadb.PersistentClient(path=str(path), settings=settings))
+            backend = cls(chromadb.PersistentClient(path=str(path), settings=settings))
+        backend.path = Path(path)
+        return backend
 
     @classmethod
     def http(
@@ -125,6 +133,27 @@ class ChromaBackend:
     def store_for(self, tenant: str) -> ChromaEpisodeStore:
         """The store bound to ``tenant`` (its collection is created on first use)."""
         return ChromaEpisodeStore(tenant, client=self._client)
+
+    def drop_tenant(self, tenant: str) -> bool:
+        """Delete ``tenant``'s episode and turn collections (and their log); False if none.
+
+        Raises
+        ------
+        TenantError
+            For an invalid tenant id.
+        """
+        found = False
+        for name in (collection_name(tenant), turn_collection_name(tenant)):
+            with _translate(f"dropping the collections of tenant {tenant!r}"):
+                try:
+                    col = self._client.get_collection(name)
+                except (NotFoundError, ValueError):
+                    continue
+                if (col.metadata or {}).get("episeg_tenant") != tenant:
+                    continue  # never another tenant's collection
+                self._client.delete_collection(name)
+                found = True
+        return found
 
     def tenants(self) -> builtins.list[str]:
         """Every tenant with an episode collection here, sorted."""
@@ -161,7 +190,7 @@ class ChromaEpisodeStore:
             self._col = client.get_or_create_collection(
                 collection_name(tenant),
                 embedding_function=None,
-                configuration={"hnsw": {"space": "cosine"}},
+                configuration=_HNSW,
                 metadata={"episeg_tenant": tenant},
             )
         owner = (self._col.metadata or {}).get("episeg_tenant")
@@ -171,7 +200,7 @@ class ChromaEpisodeStore:
             turn_col = client.get_or_create_collection(
                 turn_collection_name(tenant),
                 embedding_function=None,
-                configuration={"hnsw": {"space": "cosine"}},
+                configuration=_HNSW,
                 metadata={"episeg_tenant": tenant},
             )
         self._turns = TurnRows(tenant, turn_col)

@@ -1,0 +1,107 @@
+"""Erase from the episode store: what a forget found and removed, and the file vacuum.
+
+:class:`ForgetReport` is what :meth:`episeg.memory.Memory.forget` answers.
+Store-side erasure goes through the tenant-bound store (so another tenant's
+id can only ever be "not found"): episodes leave the episode collection and
+their turn rows leave the turn collection; a whole tenant's two collections
+are dropped. Chroma's write-ahead log (``embeddings_queue``) is purged after
+each write because collections are made with ``sync_threshold=1``
+(:mod:`episeg.store.chroma`); the deleted rows' bytes stay in SQLite's free
+pages until :func:`vacuum_chroma` (embedded store) or ``chroma vacuum --path
+DIR`` (the supported CLI, for a ``chroma run`` server's folder).
+
+>>> r = ForgetReport(user="alice", episodes=("e1",), missing=("e9",))
+>>> r.to_dict()["missing"], r.found
+(['e9'], True)
+"""
+
+from __future__ import annotations
+
+import sqlite3
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from episeg.errors import StoreError
+from episeg.types import Episode
+from episeg.typing import EpisodeStore
+
+__all__ = ["ForgetReport", "session_episodes", "vacuum_chroma"]
+
+_PAGE = 1000
+
+
+@dataclass(frozen=True, slots=True)
+class ForgetReport:
+    """What one forget erased for ``user``.
+
+    ``episodes`` the stored episodes erased; ``turns`` journaled turns erased
+    (open or waiting for the store); ``missing`` asked-for episode ids that
+    are not this tenant's (another tenant's id lands here: nothing of theirs
+    is touched); ``vacuumed`` whether the store's file was vacuumed here
+    (False for a ``chroma run`` server: run ``chroma vacuum`` there).
+    """
+
+    user: str
+    episodes: tuple[str, ...] = ()
+    turns: int = 0
+    missing: tuple[str, ...] = ()
+    session: str | None = None
+    tenant: bool = False
+    vacuumed: bool = False
+
+    @property
+    def found(self) -> bool:
+        """Whether anything was erased."""
+        return bool(self.episodes or self.turns or self.tenant)
+
+    def to_dict(self) -> dict[str, Any]:
+        """JSON-ready form (the HTTP, CLI and MCP answer)."""
+        return {
+            "user": self.user,
+            "forgotten": list(self.episodes),
+            "turns": self.turns,
+            "missing": list(self.missing),
+            "session": self.session,
+            "tenant": self.tenant,
+            "vacuumed": self.vacuumed,
+        }
+
+
+def session_episodes(store: EpisodeStore, session: str | None) -> list[Episode]:
+    """Every stored episode of ``session`` (``None``: of any) in this tenant's store.
+
+    Archived episodes are included.
+    """
+    found: list[Episode] = []
+    offset = 0
+    while True:
+        page = store.list_episodes(limit=_PAGE, offset=offset, include_archived=True)
+        found.extend(ep for ep in page if session in (None, ep.session))
+        if len(page) < _PAGE:
+            return found
+        offset += _PAGE
+
+
+def vacuum_chroma(folder: Path | None, *, timeout: float = 30.0) -> bool:
+    """``VACUUM`` an embedded Chroma store's ``chroma.sqlite3``; False if there is none.
+
+    Chroma's own connection keeps working (it uses a rollback journal, and
+    ``VACUUM`` waits up to ``timeout`` seconds for its writes to finish).
+
+    Raises
+    ------
+    StoreError
+        If SQLite cannot vacuum the file.
+    """
+    if folder is None or not (folder / "chroma.sqlite3").exists():
+        return False
+    try:
+        db = sqlite3.connect(folder / "chroma.sqlite3", timeout=timeout, isolation_level=None)
+        try:
+            db.execute("VACUUM")
+        finally:
+            db.close()
+    except sqlite3.Error as exc:
+        raise StoreError(f"cannot vacuum the Chroma store in {folder}: {exc}") from exc
+    return True

@@ -1,0 +1,128 @@
+"""Forget erases everywhere: no byte of the text is left under the data folder (issue 12).
+
+Through the real parts: an embedded Chroma store and the SQLite journal on
+disk, then a real ``chroma run`` server. Each test greps every file under the
+folder (Chroma's ``chroma.sqlite3`` and vector files, the journal and its
+``-wal``) for the forgotten text, and checks that what was not forgotten is
+still there and recallable.
+"""
+
+from __future__ import annotations
+
+import subprocess
+from pathlib import Path
+
+import pytest
+
+from episeg.memory import Memory
+from episeg.testing import ChromaServer, HashingEmbedder
+from episeg.types import Turn
+
+
+def _files_with(folder: Path, needle: str) -> list[str]:
+    data = needle.encode("utf-8")
+    return sorted(
+        str(p.relative_to(folder))
+        for p in folder.rglob("*")
+        if p.is_file() and data in p.read_bytes()
+    )
+
+
+def _memory(path: Path, **kw: object) -> Memory:
+    return Memory(path=path, embedder=HashingEmbedder(), judge=None, scorer=None, **kw)  # type: ignore[arg-type]
+
+
+def _say(mem: Memory, user: str, session: str, text: str, ts: float) -> None:
+    mem.observe(Turn(actor="user", text=text, ts=ts, user=user, session=session))
+
+
+class TestForgetEmbedded:
+    def test_episode_session_and_tenant_leave_no_bytes(self, tmp_path: Path) -> None:
+        mem = _memory(tmp_path)
+        _say(mem, "alice", "s1", "zebraquokka alpha secret deploy note", 1.0)
+        _say(mem, "alice", "s2", "marmotlynx beta kept around", 2.0)
+        _say(mem, "alice", "s3", "ocelotkiwi session three secret", 3.0)
+        _say(mem, "bob", "s1", "pangolinyak bob keeps this", 4.0)
+        stored = mem.flush()
+        _say(mem, "alice", "s3", "ocelotkiwi open turn not flushed", 5.0)  # journal only
+        first = next(e for e in stored if e.user == "alice" and e.session == "s1")
+        assert _files_with(tmp_path, "zebraquokka")  # it is there before
+
+        # another tenant's id erases nothing and says so
+        other = mem.forget("bob", episode=first.id)
+        assert other.missing == (first.id,) and not other.found
+        assert mem.store("alice").get([first.id])
+
+        report = mem.forget("alice", episode=first.id)
+        assert report.episodes == (first.id,) and report.vacuumed
+        assert _files_with(tmp_path, "zebraquokka") == []
+        assert [h.episode.session for h in mem.recall("alice", "zebraquokka", k=5)] != ["s1"]
+
+        report = mem.forget("alice", session="s3")
+        assert report.turns >= 1  # the open turn left the journal
+        assert _files_with(tmp_path, "ocelotkiwi") == []
+        assert mem.journal.open_sessions("alice") == []
+
+        hits = mem.recall("alice", "marmotlynx", k=1)
+        assert hits and hits[0].episode.session == "s2"  # the rest is untouched
+
+        assert mem.forget("alice", all=True).tenant
+        assert _files_with(tmp_path, "marmotlynx") == []
+        assert mem.episodes("alice") == []
+        assert mem.recall("alice", "marmotlynx", k=1) == []
+        assert _files_with(tmp_path, "pangolinyak")  # bob keeps his
+        assert mem.recall("bob", "pangolinyak", k=1)
+        mem.close()
+
+    def test_a_forgotten_turn_id_is_accepted_again_and_survives_restart(
+        self, tmp_path: Path
+    ) -> None:
+        mem = _memory(tmp_path)
+        turn = Turn(actor="user", text="wombatibis", ts=1.0, id="t1", user="u", session="s")
+        mem.observe(turn)
+        [ep] = mem.flush()
+        mem.forget("u", episode=ep.id)
+        mem.observe(turn)  # not a duplicate any more
+        assert [len(e.turns) for e in mem.flush()] == [1]
+        mem.forget("u", session="s")
+        mem.close()
+        again = _memory(tmp_path)  # replay finds nothing of it
+        assert again.flush("u") == [] and again.episodes("u") == []
+        assert _files_with(tmp_path, "wombatibis") == []
+        again.close()
+
+    def test_exactly_one_target(self, tmp_path: Path) -> None:
+        mem = _memory(tmp_path)
+        with pytest.raises(ValueError, match="exactly one"):
+            mem.forget("u", episode="e", all=True)
+        with pytest.raises(ValueError, match="exactly one"):
+            mem.forget("u")
+        mem.close()
+
+
+@pytest.mark.slow
+class TestForgetChromaServer:
+    def test_text_leaves_the_server_folder(self, tmp_path: Path) -> None:
+        server = ChromaServer(tmp_path / "srv")
+        try:
+            mem = _memory(tmp_path / "mem", backend=server.backend())
+            _say(mem, "alice", "s1", "capybaraheron secret", 1.0)
+            _say(mem, "alice", "s2", "tapirgecko kept", 2.0)
+            [first, _] = mem.flush()
+            assert _files_with(tmp_path / "srv", "capybaraheron")
+            report = mem.forget("alice", episode=first.id)
+            assert report.episodes == (first.id,) and not report.vacuumed
+            assert _files_with(tmp_path / "mem", "capybaraheron") == []
+            mem.close()
+        finally:
+            server.stop()
+        # Chroma's log no longer holds it (sync_threshold=1); its free pages go with
+        # the supported `chroma vacuum` on the server's folder
+        subprocess.run(
+            [server.exe, "vacuum", "--path", str(tmp_path / "srv"), "--force"],
+            check=True,
+            capture_output=True,
+            timeout=120,
+        )
+        assert _files_with(tmp_path / "srv", "capybaraheron") == []
+        assert _files_with(tmp_path / "srv", "tapirgecko")
