@@ -8,7 +8,7 @@ their keywords through the same section.
 
 >>> cfg = EpisegConfig()
 >>> cfg.window.max_turns, cfg.judge.every, cfg.drift.min_turns
-(24, 4, 2)
+(64, 4, 2)
 >>> EpisegConfig(semantic=SemanticConfig(threshold=2.5))
 Traceback (most recent call last):
 ...
@@ -35,6 +35,7 @@ from episeg.errors import ConfigError
 from episeg.types import Actor, EmbedderBackend, JudgeGate, SignalName
 
 __all__ = [
+    "CombinerConfig",
     "DriftConfig",
     "EmbeddingConfig",
     "EpisegConfig",
@@ -107,10 +108,12 @@ class _Section:
 class WindowConfig(_Section):
     """Signal 1, :class:`~episeg.segmentation.signals.window.FixedWindow`.
 
-    max_turns : int, default 24
+    max_turns : int, default 64
         An episode reaching this many turns closes at the next user turn (so an
         exchange is not cut mid-answer) and unconditionally at ``hard_factor``
-        times this many.
+        times this many. The bound behind every other signal, set above the
+        longest agent task in the agent_tau train part (61 turns): at the old
+        24 it cut one agent task in two (docs/RESULTS.md).
     max_seconds : float, default 3600
         The same floor by clock time between the episode's first turn and now.
     hard_factor : float, default 1.5
@@ -118,7 +121,7 @@ class WindowConfig(_Section):
     """
 
     section: ClassVar[str] = "window"
-    max_turns: int = 24
+    max_turns: int = 64
     max_seconds: float = 3600.0
     hard_factor: float = 1.5
 
@@ -256,6 +259,60 @@ class PolicyConfig(_Section):
         if isinstance(actors, str) or not set(actors) <= set(_ACTORS):
             raise _fail(self.section, "hint_actors", f"a tuple drawn from {_ACTORS}", actors)
         object.__setattr__(self, "hint_actors", tuple(actors))
+
+
+_COMBINERS = ("auto", "learned", "layered")
+
+
+@dataclass(frozen=True, kw_only=True)
+class CombinerConfig(_Section):
+    """Which combiner decides boundaries (:class:`~episeg.segmentation.learned.LearnedPolicy`).
+
+    kind : str, default "auto"
+        ``learned``: the boundary model trained by ``episeg train segmenter``
+        decides after the authoritative rulings (marker, system-event, window);
+        it needs the embedder it was trained on (all-MiniLM-L6-v2, 384 dims).
+        ``layered``: the hand-set :class:`~episeg.segmentation.policy.BoundaryPolicy`
+        (``policy`` section), kept for comparison. ``auto``: ``learned`` when
+        the segmenter's embedder is the model's, else ``layered`` (a test
+        double such as the hashing embedder), logged once.
+    weights : str or None, default None
+        A weights file written by the trainer; ``None``: the shipped agent
+        model; ``"chat"``: the shipped open-domain chat model.
+    threshold : float or None, default None
+        Decision threshold on the model's logit (``None``: the model's own).
+    band : float or None, default None
+        Half-width of the uncertain band around the threshold where a
+        configured judge is asked (``None``: the model's own).
+    min_turns : int or None, default None
+        Segment-length prior: the model cuts only an episode holding this many
+        turns (``None``: the model's own; 2 for the agent model).
+    roles_known : bool, default True
+        ``False`` when speaker labels carry no meaning: the model's role
+        features are then off (set ``policy.hint_actors`` to all four too).
+    """
+
+    section: ClassVar[str] = "combiner"
+    kind: str = "auto"
+    weights: str | None = None
+    threshold: float | None = None
+    band: float | None = None
+    min_turns: int | None = None
+    roles_known: bool = True
+
+    def __post_init__(self) -> None:
+        if self.kind not in _COMBINERS:
+            raise _fail(self.section, "kind", f"one of {', '.join(_COMBINERS)}", self.kind)
+        if self.weights is not None and not isinstance(self.weights, str):
+            raise _fail(self.section, "weights", "a path or 'chat'", self.weights)
+        if self.threshold is not None:
+            _num(self.section, "threshold", self.threshold, float("-inf"))
+        if self.band is not None:
+            _num(self.section, "band", self.band, 0.0)
+        if self.min_turns is not None:
+            _int(self.section, "min_turns", self.min_turns)
+        if not isinstance(self.roles_known, bool):
+            raise _fail(self.section, "roles_known", "a bool", self.roles_known)
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -416,9 +473,10 @@ class EpisegConfig:
     Sections (see each class for its fields and defaults): ``window``
     (:class:`WindowConfig`), ``semantic`` (:class:`SemanticConfig`), ``drift``
     (:class:`DriftConfig`), ``judge`` (:class:`JudgeConfig`), ``policy``
-    (:class:`PolicyConfig`), ``intake`` (:class:`IntakeConfig`), ``embedding``
-    (:class:`EmbeddingConfig`), ``salience`` (:class:`SalienceConfig`), ``recall``
-    (:class:`RecallConfig`), ``forgetting`` (:class:`ForgettingConfig`).
+    (:class:`PolicyConfig`), ``combiner`` (:class:`CombinerConfig`), ``intake``
+    (:class:`IntakeConfig`), ``embedding`` (:class:`EmbeddingConfig`), ``salience``
+    (:class:`SalienceConfig`), ``recall`` (:class:`RecallConfig`), ``forgetting``
+    (:class:`ForgettingConfig`).
     """
 
     window: WindowConfig = field(default_factory=WindowConfig)
@@ -426,6 +484,7 @@ class EpisegConfig:
     drift: DriftConfig = field(default_factory=DriftConfig)
     judge: JudgeConfig = field(default_factory=JudgeConfig)
     policy: PolicyConfig = field(default_factory=PolicyConfig)
+    combiner: CombinerConfig = field(default_factory=CombinerConfig)
     intake: IntakeConfig = field(default_factory=IntakeConfig)
     embedding: EmbeddingConfig = field(default_factory=EmbeddingConfig)
     salience: SalienceConfig = field(default_factory=SalienceConfig)
@@ -489,6 +548,7 @@ _SECTIONS: dict[str, type] = {
     "drift": DriftConfig,
     "judge": JudgeConfig,
     "policy": PolicyConfig,
+    "combiner": CombinerConfig,
     "intake": IntakeConfig,
     "embedding": EmbeddingConfig,
     "salience": SalienceConfig,

@@ -4,9 +4,14 @@ from __future__ import annotations
 
 import pytest
 
+from episeg.config import CombinerConfig, EpisegConfig
+from episeg.defaults import default_judge
 from episeg.interfaces.demo import sample_turns
 from episeg.segmentation.segmenter import Segmenter
 from episeg.types import Turn
+
+# The hand-set policy with its old window: the behaviour these two demo tests pinned.
+LAYERED = EpisegConfig(combiner=CombinerConfig(kind="layered"), window={"max_turns": 24})
 
 pytestmark = pytest.mark.slow
 
@@ -24,13 +29,13 @@ SEED_CONVO = [
 
 def test_seed_example_splits_at_the_deploy_pivot(minilm):
     turns = [Turn(actor=a, text=t, ts=float(i)) for i, (a, t) in enumerate(SEED_CONVO)]
-    episodes = Segmenter(embedder=minilm).segment(turns)
+    episodes = Segmenter(config=LAYERED, embedder=minilm).segment(turns)
     assert [len(e.turns) for e in episodes] == [5, 3]
     assert episodes[1].turns[0].text.startswith("Different question")
 
 
 def test_sample_conversation_gives_auth_deploy_lock_retry(minilm):
-    episodes = Segmenter(embedder=minilm).segment(sample_turns())
+    episodes = Segmenter(config=LAYERED, embedder=minilm).segment(sample_turns())
     starts = [e.turns[0].id for e in episodes]
     assert starts == ["demo-00", "demo-08", "demo-12", "demo-16"]
     assert episodes[2].parent_id == episodes[1].id  # the terraform-lock detour
@@ -47,3 +52,26 @@ def test_streaming_equals_batch_with_the_real_model(minilm):
     stream_seg = Segmenter(embedder=minilm)
     stream = [e for t in turns for e in stream_seg.observe(t)] + stream_seg.flush()
     assert sorted(e.turn_ids for e in batch) == sorted(e.turn_ids for e in stream)
+
+
+def test_learned_default_with_the_offline_judge_splits_the_seed_at_the_pivot(minilm):
+    turns = [Turn(actor=a, text=t, ts=float(i)) for i, (a, t) in enumerate(SEED_CONVO)]
+    seg = Segmenter(embedder=minilm, judge=default_judge(minilm))
+    assert seg.learned is not None
+    episodes = seg.segment(turns)
+    assert [len(e.turns) for e in episodes] == [5, 3]
+    assert 0 < seg.stats["judge_calls"] <= 3  # asked only in the model's uncertain band
+
+
+def test_learned_default_keeps_a_task_whole_across_its_tool_error(minilm):
+    seg = Segmenter(embedder=minilm, keep_trace=True)
+    episodes = seg.segment(sample_turns())
+    starts = [e.turns[0].id for e in episodes]
+    assert "demo-11" not in starts and "demo-12" not in starts  # tool error, then the question
+    assert episodes[-1].boundary_verdicts[-1].reason.startswith("marker:")
+    assert seg.trace is not None
+    assert all(
+        t.verdicts[-1].reason.startswith(("learned logit", "marker:", "window:"))
+        for t in seg.trace
+        if t.verdicts and t.verdicts[-1].signal == "combiner"
+    )

@@ -17,18 +17,38 @@ semantic       semantic                                defaults
 semantic+drift semantic, drift                         defaults
 prediction-    prediction (LocalJudge, offline)        judge.gate periodic,
 local                                                  judge.every default
-layered        all six                                 defaults (LocalJudge)
+layered        all six                                 the old default: hand-set
+                                                       policy, window.max_turns 24
+                                                       (LocalJudge)
 seed           window, semantic, prediction            window.max_turns 15,
                                                        semantic.threshold 0.45,
                                                        judge.every 4, periodic
 ============== ======================================= ==============================
 
-Every segmenter configuration runs with ``policy.hint_actors`` set to all four
-actors: DialSeg711 and TIAGE carry no real speaker roles (the data README
-says so), so the product default of opening episodes only before user turns
-would be a handicap that says nothing about the signals. The ``seed``
-preset also turns off the content-word scaling (``semantic.min_words=1``)
-that the seed's sketch does not have.
+Learned configurations (the default combiner, :mod:`episeg.segmentation.learned`):
+
+================= ==================================================================
+name              what
+================= ==================================================================
+learned           the agent-memory default: every cheap signal, the shipped model
+learned-chat      the open-domain chat preset (``chat.npz``, roles ignored)
+learned+judge     the default with the offline LocalJudge on the uncertain band
+learned-no-<g>    the default with feature group ``g`` held at its training mean
+                  (:data:`ABLATIONS`) or, for ``marker``/``structural``/``window``,
+                  that signal off
+probe             re-implementation of issue 11's probe: logistic regression over
+                  frozen MiniLM turn/context vectors, trained on the tune parts
+every-user-turn   a boundary before every user turn (real roles only)
+================= ==================================================================
+
+Speaker roles are read only where a dataset has real ones (``Dialogue.roles_known``,
+passed per file as ``roles_known``): there the product default applies (hints
+open episodes only before user and system turns). Where the roles are
+synthetic (TIAGE, DialSeg711) every configuration runs with
+``policy.hint_actors`` set to all four actors and ``combiner.roles_known`` off,
+so no configuration can lean on fake alternation. The ``seed`` preset also
+turns off the content-word scaling (``semantic.min_words=1``) that the seed's
+sketch does not have.
 
 ``overrides`` change EpisegConfig fields (segmenter configs) or the baseline's
 keyword (``block`` for TextTiling, ``every`` for even).
@@ -40,7 +60,8 @@ keyword (``block`` for TextTiling, ``every`` for even).
 Traceback (most recent call last):
 ...
 episeg.errors.ConfigError: unknown configuration 'nope'; valid: texttiling, texttiling-emb, \
-even, none, all, window, semantic, semantic+drift, prediction-local, layered, seed
+even, none, all, every-user-turn, probe, window, semantic, semantic+drift, prediction-local, \
+layered, seed, learned, learned-chat, learned+judge, learned-no-<group>
 """
 
 from __future__ import annotations
@@ -57,22 +78,73 @@ from episeg.evaluation.baselines import SegmentFn, make_baseline
 from episeg.evaluation.datasets import Dialogue, mean_segment_length, tuning_dialogues
 from episeg.evaluation.search import grid_search
 from episeg.segmentation import Segmenter
+from episeg.segmentation.learned import LearnedPolicy
 from episeg.types import Turn
 from episeg.typing import Embedder
 
 __all__ = [
+    "ABLATIONS",
     "BASELINE_NAMES",
     "CONFIG_NAMES",
+    "LEARNED_NAMES",
     "SEGMENTER_NAMES",
     "build_segment_fn",
+    "every_user_turn",
     "segmenter_fn",
     "shared_embedder",
     "tune_window",
 ]
 
-BASELINE_NAMES = ("texttiling", "texttiling-emb", "even", "none", "all")
+BASELINE_NAMES = ("texttiling", "texttiling-emb", "even", "none", "all", "every-user-turn", "probe")
 SEGMENTER_NAMES = ("window", "semantic", "semantic+drift", "prediction-local", "layered", "seed")
-CONFIG_NAMES = BASELINE_NAMES + SEGMENTER_NAMES
+LEARNED_NAMES = ("learned", "learned-chat", "learned+judge")
+ABLATIONS: dict[str, tuple[str, ...]] = {
+    "semantic": (
+        "d_prev1",
+        "d_prev2",
+        "d_mean2",
+        "d_mean4",
+        "d_mean8",
+        "d_decay",
+        "d_cum",
+        "d_prev_novel",
+        "is_user*d_prev1",
+        "is_user*d_prev2",
+        "is_user*d_mean4",
+        "is_user*d_decay",
+        "is_user*d_cum",
+        "ep_short*d_prev1",
+        "ep_short*d_mean4",
+    ),
+    "drift": ("ph", "is_user*ph"),
+    "lexical": (
+        "lex_novel",
+        "is_user*lex_novel",
+        "shift_cue",
+        "log_cw",
+        "log_cw_prev",
+        "no_cw",
+        "is_user*log_cw",
+    ),
+    "position": ("ep_len_log", "ep_short", "ep_short*d_prev1", "ep_short*d_mean4"),
+    "roles": (
+        "roles_known",
+        "is_user",
+        "is_user*d_prev1",
+        "is_user*d_prev2",
+        "is_user*d_mean4",
+        "is_user*d_decay",
+        "is_user*d_cum",
+        "is_user*lex_novel",
+        "is_user*log_cw",
+        "is_user*ph",
+    ),
+    "embedding": ("turn-embedding", "context-shift", "context-agreement"),
+}
+"""Feature groups of the learned model for the ``learned-no-<group>`` ablations."""
+SIGNAL_ABLATIONS = ("marker", "structural", "window")
+CONFIG_NAMES = BASELINE_NAMES + SEGMENTER_NAMES + LEARNED_NAMES
+_LEARNED_SIGNALS = frozenset({"marker", "structural", "window", "semantic", "drift"})
 _SIGNALS: dict[str, frozenset[str]] = {
     "window": frozenset({"window"}),
     "semantic": frozenset({"semantic"}),
@@ -83,6 +155,7 @@ _SIGNALS: dict[str, frozenset[str]] = {
 }
 _PRESETS: dict[str, dict[str, Any]] = {
     "prediction-local": {"judge.gate": "periodic"},
+    "layered": {"window.max_turns": 24},
     "seed": {
         "window.max_turns": 15,
         "semantic.threshold": 0.45,
@@ -91,27 +164,57 @@ _PRESETS: dict[str, dict[str, Any]] = {
         "semantic.min_words": 1,
     },
 }
-_EVAL_BASE: dict[str, Any] = {"policy.hint_actors": ("user", "assistant", "tool", "system")}
+_EVAL_BASE: dict[str, Any] = {
+    "policy.hint_actors": ("user", "assistant", "tool", "system"),
+    "combiner.roles_known": False,
+}
+"""Overrides for data whose speaker labels are synthetic (roles unknown)."""
 _SHARED: list[CachingEmbedder] = []
 
 
-def shared_embedder() -> CachingEmbedder:
-    """The process-wide caching MiniLM embedder (loaded on first use)."""
+def shared_embedder(inner: Embedder | None = None) -> CachingEmbedder:
+    """The process-wide caching MiniLM embedder (loaded on first use).
+
+    ``inner`` (first call only) replaces the bundled MiniLM, e.g. with a
+    :class:`~episeg.evaluation.stored.StoredVectors` around it.
+    """
     if not _SHARED:
-        _SHARED.append(CachingEmbedder(default_embedder()))
+        _SHARED.append(CachingEmbedder(inner if inner is not None else default_embedder()))
+    elif inner is not None:
+        raise ConfigError("the shared evaluation embedder is already built")
     return _SHARED[0]
 
 
 def segmenter_fn(
-    signals: frozenset[str], overrides: Mapping[str, Any], *, embedder: Embedder, with_judge: bool
+    signals: frozenset[str],
+    overrides: Mapping[str, Any],
+    *,
+    embedder: Embedder,
+    with_judge: bool,
+    ablate: Sequence[str] = (),
 ) -> SegmentFn:
-    """A ``segment_fn`` running one :class:`~episeg.segmentation.Segmenter` (stats as deltas)."""
+    """A ``segment_fn`` running one :class:`~episeg.segmentation.Segmenter` (stats as deltas).
+
+    ``ablate`` holds learned-model features at their training mean (ablations).
+    """
     seg = Segmenter(
         config=EpisegConfig().with_overrides(**overrides),
         embedder=embedder,
         judge=default_judge(embedder) if with_judge else None,
         signals=signals,
     )
+    if ablate:
+        if seg.learned is None:
+            raise ConfigError("ablating learned features needs the learned combiner")
+        learned = seg.learned
+        seg.learned = LearnedPolicy(
+            learned.model.without(ablate),
+            threshold=learned.threshold,
+            band=learned.band,
+            hint_actors=tuple(learned.hint_actors),
+            roles_known=learned.roles_known,
+            min_turns=learned.min_turns,
+        )
 
     def run(turns: Sequence[Turn]) -> tuple[list[int], dict[str, Any]]:
         before = seg.stats
@@ -135,15 +238,20 @@ def build_segment_fn(
     overrides: Mapping[str, Any] | None = None,
     embedder: Embedder | None = None,
     limit: int | None = None,
+    roles_known: bool = False,
 ) -> SegmentFn:
     """The ``segment_fn`` for configuration ``name``.
 
-    ``tuning`` (or the tuning split belonging to ``data_path``) sets the even
-    baseline's step and the window configuration's ``window.max_turns``
-    unless ``overrides`` fix them.
+    ``tuning`` (or the tuning split belonging to ``data_path``; never a test
+    file itself, see :func:`~episeg.evaluation.datasets.tuning_dialogues`) sets
+    the even baseline's step, the window configuration's ``window.max_turns``
+    and trains the probe, unless ``overrides`` fix them. ``roles_known``: the
+    dialogues' speaker labels are real (see the module docstring).
     """
-    if name not in CONFIG_NAMES:
-        raise ConfigError(f"unknown configuration {name!r}; valid: {', '.join(CONFIG_NAMES)}")
+    valid = (*CONFIG_NAMES, "learned-no-<group>")
+    ablation = name.removeprefix("learned-no-") if name.startswith("learned-no-") else None
+    if name not in CONFIG_NAMES and ablation not in (*ABLATIONS, *SIGNAL_ABLATIONS):
+        raise ConfigError(f"unknown configuration {name!r}; valid: {', '.join(valid)}")
     params = dict(overrides or {})
 
     def tuned() -> Sequence[Dialogue]:
@@ -153,6 +261,12 @@ def build_segment_fn(
             raise ConfigError(f"{name} needs tuning dialogues or data_path")
         return tuning_dialogues(data_path, limit=limit)
 
+    if name == "every-user-turn":
+        return every_user_turn if roles_known else make_baseline("none")
+    if name == "probe":
+        from episeg.evaluation.probe import train_probe
+
+        return train_probe(tuned(), embedder or shared_embedder())
     if name in BASELINE_NAMES:
         if name == "even" and "every" not in params:
             params["every"] = max(1, round(mean_segment_length(tuned())))
@@ -160,7 +274,22 @@ def build_segment_fn(
             embedder = shared_embedder()
         return make_baseline(name, embedder=embedder, **params)
     emb = embedder if embedder is not None else shared_embedder()
-    config = {**_EVAL_BASE, **_PRESETS.get(name, {}), **params}
+    base = {} if roles_known else dict(_EVAL_BASE)
+    if name in LEARNED_NAMES or ablation is not None:
+        preset: dict[str, Any] = {"combiner.kind": "learned"}
+        if name == "learned-chat":
+            preset.update(_EVAL_BASE, **{"combiner.weights": "chat"})
+        signals = _LEARNED_SIGNALS | ({"prediction"} if name == "learned+judge" else set())
+        if ablation in SIGNAL_ABLATIONS:
+            signals = signals - {ablation}
+        return segmenter_fn(
+            frozenset(signals),
+            {**base, **preset, **params},
+            embedder=emb,
+            with_judge=name == "learned+judge",
+            ablate=ABLATIONS.get(ablation or "", ()),
+        )
+    config = {**base, "combiner.kind": "layered", **_PRESETS.get(name, {}), **params}
     if name == "window" and "window.max_turns" not in config:
         config["window.max_turns"] = tune_window(tuned())
     return segmenter_fn(
@@ -186,3 +315,9 @@ def tune_window(tuning: Sequence[Dialogue], *, embedder: Embedder | None = None)
         name="window",
     )
     return int(result.best["window.max_turns"])
+
+
+def every_user_turn(turns: Sequence[Turn]) -> tuple[list[int], dict[str, Any]]:
+    """Baseline: a boundary before every user turn but the first turn."""
+    cuts = [i for i, t in enumerate(turns) if i > 0 and t.actor.value == "user"]
+    return cuts, {"judge_calls": 0, "embed_calls": 0}

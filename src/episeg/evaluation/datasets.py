@@ -11,10 +11,22 @@ files carry no times, so turn ``i`` gets the synthetic timestamp
 ``i * TURN_SECONDS`` (30 s apart; far below the window signal's time floor, so
 time never decides a boundary here). Each dialogue is its own session.
 
+A turn's optional ``type`` (agent transcripts: ``tool-call``, ``tool-error``, ...)
+becomes :attr:`Turn.type`. Speaker labels are real only where the source has
+them: TIAGE and DialSeg711 alternate ``user``/``agent`` synthetically, so their
+dialogues get ``roles_known=False`` (:data:`SYNTHETIC_SPEAKERS`, by ``source``)
+and a segmenter must not read roles there.
+
 Splits (deterministic, nothing is shuffled): TIAGE ships one: ``tiage_train`` is
-tuned on and ``tiage_dev`` is reported. SuperDialseg validation and DialSeg711
-have no split: dialogue ``id`` is hashed (BLAKE2b) and even digests go to
-*tune*, odd ones to *report*. Tune only on the tune part; report the other.
+tuned on and ``tiage_dev`` is reported. SuperDialseg validation has no split:
+dialogue ``id`` is hashed (BLAKE2b) and even digests go to *tune*, odd ones to
+*report*. Tune only on the tune part; report the other. DialSeg711 is a test
+set in the literature (:data:`TEST_FILES`): its "report" part is the whole
+file and it has no tune part.
+``agent_tau`` streams splice 4 trajectories of different tasks, and the same
+task recurs (other trials) in other streams, so it is split by *task*
+(:func:`agent_task_part`) and each part's trajectories are re-spliced into
+streams of 4 (:func:`resplice_agent`): no task is in both parts.
 
 >>> import json, tempfile, pathlib
 >>> row = {"id": "d1", "source": "demo", "boundaries": [2],
@@ -29,9 +41,11 @@ have no split: dialogue ``id`` is hashed (BLAKE2b) and even digests go to
 
 from __future__ import annotations
 
+import dataclasses
 import hashlib
 import itertools
 import json
+import re
 from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
@@ -41,14 +55,17 @@ from episeg.errors import ConfigError, TurnValidationError
 from episeg.types import Actor, Turn
 
 __all__ = [
+    "SYNTHETIC_SPEAKERS",
     "TURN_SECONDS",
     "Dialogue",
     "Part",
+    "agent_task_part",
     "default_data_files",
     "default_data_root",
     "hash_part",
     "mean_segment_length",
     "read_jsonl",
+    "resplice_agent",
     "select_part",
     "tuning_dialogues",
 ]
@@ -67,7 +84,13 @@ _FILES = (
     "tiage/tiage_train.jsonl",
     "tiage/tiage_dev.jsonl",
     "superdialseg/superdialseg_validation.jsonl",
+    "agent_tau/agent_tau_dev.jsonl",
 )
+TEST_FILES = ("dialseg711",)
+"""File stems that are test sets in the literature: never tuned on, scored whole."""
+SYNTHETIC_SPEAKERS = ("tiage", "dialseg711")
+"""``source`` prefixes whose speaker labels are synthetic (alternating from turn 0)."""
+_TASKS = re.compile(r"tasks \[([\d, ]+)\]")
 
 
 @dataclass(frozen=True, slots=True)
@@ -78,6 +101,7 @@ class Dialogue:
     source: str
     turns: list[Turn]
     boundaries: list[int]
+    roles_known: bool = True
 
     def __len__(self) -> int:
         return len(self.turns)
@@ -111,15 +135,22 @@ def _parse(line: str, lineno: int) -> Dialogue:
                 f"dialogue {did}: turn {i} has unknown speaker {t.get('speaker')!r}; "
                 f"valid: {', '.join(_SPEAKERS)}"
             )
-        turns.append(
-            Turn(
-                actor=_SPEAKERS[speaker],
-                text=t["text"],
-                ts=i * TURN_SECONDS,
-                id=f"{did}:{i}",
-                session=did,
+        kind = t.get("type")
+        if kind is not None and not isinstance(kind, str):
+            raise fail(f"dialogue {did}: turn {i} type must be a string or null")
+        try:
+            turns.append(
+                Turn(
+                    actor=_SPEAKERS[speaker],
+                    text=t["text"],
+                    ts=i * TURN_SECONDS,
+                    id=f"{did}:{i}",
+                    session=did,
+                    type=kind,
+                )
             )
-        )
+        except ValueError as exc:
+            raise fail(f"dialogue {did}: turn {i}: {exc}") from None
     if not isinstance(bounds, list) or not all(
         isinstance(b, int) and not isinstance(b, bool) for b in bounds
     ):
@@ -129,7 +160,14 @@ def _parse(line: str, lineno: int) -> Dialogue:
             raise fail(f"dialogue {did}: boundary {b} out of range 1..{len(turns) - 1}")
     if any(b <= a for a, b in itertools.pairwise(bounds)):
         raise fail(f"dialogue {did}: boundaries must be sorted and unique, got {bounds}")
-    return Dialogue(id=did, source=str(row["source"]), turns=turns, boundaries=list(bounds))
+    source = str(row["source"])
+    return Dialogue(
+        id=did,
+        source=source,
+        turns=turns,
+        boundaries=list(bounds),
+        roles_known=not source.lower().startswith(SYNTHETIC_SPEAKERS),
+    )
 
 
 def read_jsonl(path: str | Path, *, limit: int | None = None) -> list[Dialogue]:
@@ -170,14 +208,81 @@ def select_part(path: str | Path, dialogues: Sequence[Dialogue], part: Part) -> 
     if stem.startswith("tiage_"):
         whole = "tune" if stem == "tiage_train" else "report"
         return list(dialogues) if whole == part else []
+    if stem.startswith("agent_tau"):
+        return resplice_agent(dialogues, part)
+    if stem.startswith(TEST_FILES):
+        return list(dialogues) if part == "report" else []
     return [d for d in dialogues if hash_part(d.id) == part]
 
 
+def agent_task_part(task: int) -> Literal["tune", "report"]:
+    """The part of an agent_tau task: :func:`hash_part` of ``"agent_tau task <n>"``."""
+    return hash_part(f"agent_tau task {task}")
+
+
+def resplice_agent(
+    dialogues: Sequence[Dialogue], part: Literal["tune", "report"], *, per_stream: int = 4
+) -> list[Dialogue]:
+    """Cut agent_tau streams into trajectories and re-splice one task part's into streams.
+
+    A stream's ``source`` names its tasks in order (``"... tasks [0, 7, 14, 21]"``)
+    and its gold boundaries separate them. Trajectories of tasks in ``part``
+    are ordered by (trial, task) (trial = how often the task was seen before in
+    file order) and spliced ``per_stream`` at a time, the same construction the
+    file uses; ids ``agent_<part>_<nnn>``.
+    """
+    pieces: list[tuple[int, int, list[Turn]]] = []
+    trials: dict[int, int] = {}
+    for d in dialogues:
+        found = _TASKS.search(d.source)
+        if found is None:
+            raise ConfigError(f"{d.id}: source {d.source!r} does not name its tasks")
+        tasks = [int(x) for x in found.group(1).split(",")]
+        cuts = [0, *d.boundaries, len(d)]
+        if len(tasks) != len(cuts) - 1:
+            raise ConfigError(f"{d.id}: {len(tasks)} tasks but {len(cuts) - 1} segments")
+        for task, (a, b) in zip(tasks, itertools.pairwise(cuts), strict=True):
+            trial = trials.get(task, 0)
+            trials[task] = trial + 1
+            if agent_task_part(task) == part:
+                pieces.append((trial, task, d.turns[a:b]))
+    pieces.sort(key=lambda p: (p[0], p[1]))
+    out: list[Dialogue] = []
+    for n in range(0, len(pieces), per_stream):
+        chunk = pieces[n : n + per_stream]
+        sid = f"agent_{part}_{n // per_stream:03d}"
+        turns: list[Turn] = []
+        bounds: list[int] = []
+        for _, _, piece in chunk:
+            if turns:
+                bounds.append(len(turns))
+            turns.extend(piece)
+        turns = [
+            dataclasses.replace(t, id=f"{sid}:{i}", session=sid, ts=i * TURN_SECONDS)
+            for i, t in enumerate(turns)
+        ]
+        tasks_text = ", ".join(str(p[1]) for p in chunk)
+        out.append(Dialogue(sid, f"agent_tau {part}, tasks [{tasks_text}]", turns, bounds))
+    return out
+
+
 def tuning_dialogues(path: str | Path, *, limit: int | None = None) -> list[Dialogue]:
-    """The tuning dialogues that belong with ``path`` (``tiage_train`` for TIAGE files)."""
+    """The tuning dialogues that belong with ``path`` (``tiage_train`` for TIAGE files).
+
+    A test file (:data:`TEST_FILES`, DialSeg711) has no tuning part of its own:
+    its baselines tune on the dialogue train parts beside it (``tiage_train``
+    and the SuperDialseg hash-tune half), never on itself.
+    """
     path = Path(path)
     if path.stem.startswith("tiage_"):
         return read_jsonl(path.with_name("tiage_train.jsonl"), limit=limit)
+    if path.stem.startswith(TEST_FILES):
+        root = path.resolve().parent.parent
+        sds = root / "superdialseg" / "superdialseg_validation.jsonl"
+        found = [f for f in (root / "tiage" / "tiage_train.jsonl", sds) if f.is_file()]
+        if not found:
+            raise ConfigError(f"{path.name} is a test file; no train file found under {root}")
+        return [d for f in found for d in select_part(f, read_jsonl(f), "tune")][:limit]
     return select_part(path, read_jsonl(path), "tune")[:limit]
 
 

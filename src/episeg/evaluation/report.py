@@ -8,9 +8,11 @@ matplotlib's non-interactive Agg backend (no display needed).
 >>> r = EvalResult(name="none", dataset="demo", dialogues=2, turns=20, pk=0.5,
 ...                window_diff=0.5, precision=0.0, recall=0.0, f1=0.0, f1_tolerant=0.0,
 ...                tolerance=1, hyp_boundaries=0, ref_boundaries=4,
-...                judge_calls_per_1k_turns=0.0, embed_calls_per_1k_turns=0.0, seconds=0.01)
->>> print(format_table([r]).splitlines()[2])
-demo     none    0.5000  0.5000  0.0000  0.0000       0.0       0.0     20    2  0.01
+...                judge_calls_per_1k_turns=0.0, embed_calls_per_1k_turns=0.0, seconds=0.01,
+...                pk_a=0.5, wd_a=0.5, f1_a=0.0, score_a=0.25, pk_b=0.5, wd_b=0.5, f1_b=0.0,
+...                boundary_ratio=0.0)
+>>> format_table([r]).splitlines()[2].split()[:10]
+['demo', 'none', '0.500', '0.500', '0.000', '0.250', '0.500', '0.500', '0.000', '0.00']
 >>> results_from_dict(results_to_dict([r]))[0] == r
 True
 >>> import tempfile, pathlib
@@ -41,10 +43,14 @@ __all__ = [
 _COLUMNS = (
     ("dataset", "{}"),
     ("config", "{}"),
-    ("Pk", "{:.4f}"),
-    ("WD", "{:.4f}"),
-    ("F1", "{:.4f}"),
-    ("F1±1", "{:.4f}"),
+    ("A:Pk", "{:.3f}"),
+    ("A:WD", "{:.3f}"),
+    ("A:F1", "{:.3f}"),
+    ("A:Score", "{:.3f}"),
+    ("B:Pk", "{:.3f}"),
+    ("B:WD", "{:.3f}"),
+    ("B:F1", "{:.3f}"),
+    ("ratio", "{:.2f}"),
     ("judge/1k", "{:.1f}"),
     ("embed/1k", "{:.1f}"),
     ("turns", "{:d}"),
@@ -57,10 +63,14 @@ def _row(r: EvalResult) -> list[Any]:
     return [
         r.dataset,
         r.name,
-        r.pk,
-        r.window_diff,
-        r.f1,
-        r.f1_tolerant,
+        r.pk_a,
+        r.wd_a,
+        r.f1_a,
+        r.score_a,
+        r.pk_b,
+        r.wd_b,
+        r.f1_b,
+        r.boundary_ratio,
         r.judge_calls_per_1k_turns,
         r.embed_calls_per_1k_turns,
         r.turns,
@@ -70,7 +80,12 @@ def _row(r: EvalResult) -> list[Any]:
 
 
 def format_table(results: Sequence[EvalResult]) -> str:
-    """A fixed-width table, one row per (dataset, configuration); Pk / WD lower is better."""
+    """A fixed-width table, one row per (dataset, configuration); Pk / WD lower is better.
+
+    Columns: protocol A (Pk, WD, per-dialogue F1, Score), protocol B (segeval Pk,
+    WD, pooled F1), the boundary ratio, judge and embedding calls per 1,000 turns.
+    The older floor-``min_window`` Pk / WD / F1 stay in the JSON.
+    """
     rows = [[fmt.format(v) for (_, fmt), v in zip(_COLUMNS, _row(r), strict=True)] for r in results]
     header = [name for name, _ in _COLUMNS]
     widths = [max([len(h)] + [len(row[i]) for row in rows]) for i, h in enumerate(header)]
@@ -95,12 +110,16 @@ def results_to_dict(
     results: Sequence[EvalResult], meta: Mapping[str, Any] | None = None
 ) -> dict[str, Any]:
     """A JSON-ready document: ``{"meta": {...}, "results": [EvalResult fields, ...]}``."""
+    floor = int((meta or {}).get("min_window", 1))
     info = {
         "created": time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime()),
         "python": platform.python_version(),
         "machine": platform.machine(),
-        "metric_notes": "Pk/WindowDiff: mean over dialogues, k = round(mean ref segment "
-        "length / 2) per dialogue, >= 1; F1 pooled over dialogues",
+        "metric_notes": "pk/window_diff: mean over dialogues, k = round(mean ref segment "
+        f"length / 2) per dialogue, >= {floor}; f1: pooled over dialogues. Protocol A "
+        "(pk_a, wd_a, f1_a, score_a): SuperDialseg code, k = max(2, round(...)), F1 per "
+        "dialogue averaged. Protocol B (pk_b, wd_b, f1_b): segeval default window, "
+        "F1 pooled. boundary_ratio: predicted / gold boundaries",
     }
     info.update(meta or {})
     return {"meta": info, "results": [r.to_dict() for r in results]}

@@ -29,7 +29,7 @@ def _parser() -> argparse.ArgumentParser:
         nargs="+",
         type=Path,
         default=None,
-        help="JSONL files (default: the four files under --data-root)",
+        help="JSONL files (default: the five files under --data-root)",
     )
     p.add_argument(
         "--data-root",
@@ -46,7 +46,8 @@ def _parser() -> argparse.ArgumentParser:
         "--part",
         choices=["all", "tune", "report"],
         default="all",
-        help="which part of each file to score (see datasets.select_part)",
+        help="which part of each file to score (see datasets.select_part; 'report': tiage_dev, "
+        "the SuperDialseg hash-report half, the agent_tau task-report streams, all of DialSeg711)",
     )
     p.add_argument("--limit", type=int, default=None, help="first N dialogues of each file")
     p.add_argument("--tolerance", type=int, default=1, help="boundary F1 tolerance in turns")
@@ -54,8 +55,14 @@ def _parser() -> argparse.ArgumentParser:
         "--min-window",
         type=int,
         default=1,
-        help="floor of the Pk/WindowDiff window k (2 reproduces segeval's default "
-        "and SuperDialseg's evaluation code)",
+        help="floor of the window k of the legacy pk / window_diff columns in the JSON "
+        "(protocol A always uses max(2, ...), protocol B segeval's own window)",
+    )
+    p.add_argument(
+        "--embed-cache",
+        type=Path,
+        default=None,
+        help="an .npz of turn vectors kept between runs (read if present, written back)",
     )
     p.add_argument("--json", type=Path, default=None, help="write results as JSON here")
     p.add_argument("--plot", type=Path, default=None, help="write a PNG plot here")
@@ -82,13 +89,30 @@ def main(argv: Sequence[str] | None = None) -> int:
     names = [c.strip() for c in args.configs.split(",") if c.strip()]
     part: Part = args.part
     results: list[EvalResult] = []
+    stored = None
+    if args.embed_cache is not None:
+        from episeg.defaults import default_embedder
+        from episeg.evaluation.configs import shared_embedder
+        from episeg.evaluation.stored import StoredVectors
+
+        stored = StoredVectors(default_embedder(), args.embed_cache)
+        shared_embedder(stored)
+    if any(n not in ("none", "all", "even", "texttiling", "every-user-turn") for n in names):
+        from episeg.evaluation.configs import shared_embedder
+
+        # One batched pass over every scored turn (tuning parts are embedded on first use).
+        texts = [
+            t.text for f in files for d in select_part(f, read_jsonl(f), part) for t in d.turns
+        ]
+        shared_embedder().prefetch(texts)
     for path in files:
         dialogues = select_part(path, read_jsonl(path), part)[: args.limit]
         if not dialogues:
             log.warning("%s: no dialogues in part %r, skipped", path.name, part)
             continue
+        roles_known = all(d.roles_known for d in dialogues)
         for name in names:
-            fn = build_segment_fn(name, data_path=path, limit=args.limit)
+            fn = build_segment_fn(name, data_path=path, limit=args.limit, roles_known=roles_known)
             result = evaluate(
                 dialogues,
                 fn,
@@ -98,15 +122,19 @@ def main(argv: Sequence[str] | None = None) -> int:
                 min_window=args.min_window,
             )
             log.info(
-                "%s %s: Pk %.4f WD %.4f F1 %.4f (%.1fs)",
+                "%s %s: A Pk %.3f WD %.3f F1 %.3f; B Pk %.3f; ratio %.2f (%.1fs)",
                 path.stem,
                 name,
-                result.pk,
-                result.window_diff,
-                result.f1,
+                result.pk_a,
+                result.wd_a,
+                result.f1_a,
+                result.pk_b,
+                result.boundary_ratio,
                 result.seconds,
             )
             results.append(result)
+    if stored is not None and stored.new_texts:
+        stored.save()
     print(format_table(results))
     meta = {
         "files": [str(f) for f in files],

@@ -24,7 +24,7 @@ __all__ = ["EXIT_BAD_INPUT", "EXIT_STORE_DOWN", "main"]
 
 EXIT_BAD_INPUT = 2
 EXIT_STORE_DOWN = 3
-_DELEGATES = ("eval", "bench")
+_DELEGATES = ("eval", "bench", "train")
 
 _EXAMPLES = """\
 examples:
@@ -173,7 +173,11 @@ def _build_parser() -> argparse.ArgumentParser:
     p = sub.add_parser("mcp", parents=c, help="MCP stdio server bound to one user")
     p.add_argument("--user", required=True, help="the one tenant this server reads and writes")
 
-    for name, what in (("eval", "episeg.evaluation"), ("bench", "episeg.benchmarks")):
+    for name, what in (
+        ("eval", "episeg.evaluation"),
+        ("bench", "episeg.benchmarks"),
+        ("train", "episeg.evaluation.train_segmenter ('train segmenter')"),
+    ):
         p = sub.add_parser(
             name, help=f"delegate to {what} (arguments pass through)", add_help=False
         )
@@ -184,7 +188,7 @@ def _build_parser() -> argparse.ArgumentParser:
 
 
 def _parse(argv: list[str]) -> argparse.Namespace:
-    # eval/bench hand every later argument (options included) to the delegate.
+    # eval/bench/train hand every later argument (options included) to the delegate.
     for index, token in enumerate(argv):
         if token in _DELEGATES:
             head = _build_parser().parse_args([*argv[:index], token])

@@ -240,4 +240,5 @@ COMMANDS: dict[str, Callable[[argparse.Namespace], int]] = {
     "recall": cmd_recall,
     "report": cmd_report,
     "serve": cmd_serve,
+    "train": _delegate("episeg.evaluation.train_segmenter"),
 }

@@ -1,10 +1,17 @@
-"""The streaming and batch segmenter: five layered signals, one combiner.
+"""The streaming and batch segmenter: five signals, one combiner.
 
 Per turn, cheapest first: agent marker, structural type, fixed window,
-semantic shift, gradual drift; then the prediction-error judge, only when the
-gate lets it (ambiguous evidence and/or the periodic cadence). Streaming
-(:meth:`Segmenter.observe`) and batch (:meth:`Segmenter.segment`, batched
-embeddings) run the same per-turn step, so they give the same boundaries.
+semantic shift, gradual drift. The combiner (``combiner`` config section)
+then decides: by default the learned
+:class:`~episeg.segmentation.learned.LearnedPolicy` (the marker, a
+harness-supplied system-event and the window floor rule first; then the
+boundary model's logit, with the features that drove it in the verdict);
+``combiner.kind="layered"`` keeps the hand-set
+:class:`~episeg.segmentation.policy.BoundaryPolicy`. The prediction-error judge
+is asked only when the gate lets it (the combiner's uncertain band and/or the
+periodic cadence). Streaming (:meth:`Segmenter.observe`) and batch
+(:meth:`Segmenter.segment`, batched embeddings) run the same per-turn step, so
+they give the same boundaries.
 
 >>> from episeg.testing import HashingEmbedder
 >>> from episeg.types import Turn
@@ -32,7 +39,9 @@ from episeg.defaults import default_embedder
 from episeg.errors import ConfigError
 from episeg.segmentation.checkpoint import SessionCheckpoint
 from episeg.segmentation.episode import OpenEpisode
+from episeg.segmentation.features import EpisodeContext, TurnView
 from episeg.segmentation.intake import PreparedTurn, SessionIntake
+from episeg.segmentation.learned import CHAT_WEIGHTS, LearnedPolicy, load_model
 from episeg.segmentation.policy import BoundaryPolicy, Outcome
 from episeg.segmentation.signals import SemanticShift, infer_turn_type
 from episeg.segmentation.signals.factory import ALL_SIGNALS, build_prediction, build_signals
@@ -93,6 +102,8 @@ class Segmenter:
             raise ConfigError("the 'prediction' signal needs a judge (pass judge=...)")
         self.signals = frozenset(SignalName.parse(s) for s in chosen)
         self.policy = BoundaryPolicy.from_config(self.config)
+        self.learned = _learned_policy(self.config, self.embedder)
+        """The learned combiner (``None`` when ``combiner.kind`` is ``layered``)."""
         self.trace: list[TurnTrace] | None = [] if keep_trace else None
         self._sessions: dict[tuple[str, str], SessionState] = {}
         self._counters = {
@@ -311,12 +322,19 @@ class Segmenter:
         )
         state.positions += 1
         verdicts = [signal.update(observed) for signal in state.signals.values()]
+        view = self.learned.view(observed) if self.learned is not None else None
         if not state.open.turns:  # first turn of the session: nothing to close
             self._open(state, observed, ())
+            self._commit_features(state, view, opened=True)
             self._record(state, observed, Decision.CONTINUE, tuple(verdicts))
             return Step(observed.turn, vector, opened=True, verdicts=tuple(verdicts))
         hints_may_open = self.policy.hints_may_open(observed.turn.actor)
-        outcome = self.policy.weigh(verdicts, hints_may_open=hints_may_open)
+        if self.learned is not None and view is not None:
+            outcome = self.learned.weigh(
+                verdicts, state.features, [view], hints_may_open=hints_may_open
+            )
+        else:
+            outcome = self.policy.weigh(verdicts, hints_may_open=hints_may_open)
         if hints_may_open:
             outcome = self._consult_judge(state, observed, outcome, verdicts)
         elif state.prediction is not None:
@@ -325,6 +343,7 @@ class Segmenter:
         verdicts.append(verdict)
         frozen = tuple(verdicts)
         self._record(state, observed, outcome.decision, frozen)
+        self._commit_features(state, view, opened=outcome.decision.opens_episode)
         if not outcome.decision.opens_episode:
             state.open.add(observed.turn, observed.embedding)
             return Step(observed.turn, vector, verdict=verdict, verdicts=frozen)
@@ -357,7 +376,17 @@ class Segmenter:
             return outcome
         if verdict.decision is Decision.CONTINUE:
             state.open.summary = prediction.summary
-        return self.policy.resolve(outcome, verdict)
+        resolver = self.learned if self.learned is not None else self.policy
+        return resolver.resolve(outcome, verdict)
+
+    @staticmethod
+    def _commit_features(state: SessionState, view: TurnView | None, *, opened: bool) -> None:
+        """Fold the turn into the learned combiner's episode context (fresh at a boundary)."""
+        if view is None:
+            return
+        if opened:
+            state.features = EpisodeContext()
+        state.features.commit(view)
 
     def _open(
         self,
@@ -410,3 +439,36 @@ class Segmenter:
                 distance,
             )
         )
+
+
+def _learned_policy(config: EpisegConfig, embedder: Embedder) -> LearnedPolicy | None:
+    """The learned combiner ``config.combiner`` asks for (``None``: the layered policy)."""
+    spec = config.combiner
+    if spec.kind == "layered":
+        return None
+    path = CHAT_WEIGHTS if spec.weights == "chat" else spec.weights
+    model = load_model(path)
+    trained_on = str(model.meta.get("embedder", ""))
+    dims = {len(v) for v in model.vectors.values()}
+    if trained_on not in embedder.name or dims - {embedder.dim}:
+        problem = (
+            f"the boundary model was trained on {trained_on} ({', '.join(map(str, dims))} dims); "
+            f"the embedder is {embedder.name} ({embedder.dim} dims)"
+        )
+        if spec.kind == "learned":
+            raise ConfigError(f"combiner.kind 'learned': {problem}")
+        log.info("combiner.kind 'auto' uses the layered policy: %s", problem)
+        return None
+    if model.lookahead:
+        raise ConfigError(
+            f"combiner.weights {spec.weights!r} reads {model.lookahead} later turn(s); "
+            "the streaming segmenter takes lookahead-0 models only"
+        )
+    return LearnedPolicy(
+        model,
+        threshold=spec.threshold,
+        band=spec.band,
+        hint_actors=tuple(config.policy.hint_actors),
+        roles_known=spec.roles_known,
+        min_turns=spec.min_turns,
+    )

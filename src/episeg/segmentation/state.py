@@ -10,9 +10,10 @@
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
 from episeg.segmentation.episode import OpenEpisode
+from episeg.segmentation.features import EpisodeContext
 from episeg.segmentation.intake import SessionIntake
 from episeg.segmentation.signals.prediction import PredictionError
 from episeg.types import Decision, Verdict
@@ -44,3 +45,5 @@ class SessionState:
     open: OpenEpisode
     top_level_id: str | None = None
     positions: int = 0
+    features: EpisodeContext = field(default_factory=EpisodeContext)
+    """What the learned combiner keeps of the open episode (reset at each boundary)."""

@@ -44,7 +44,7 @@ class FixedWindow:
     name = SignalName.WINDOW.value
 
     def __init__(
-        self, *, max_turns: int = 24, max_seconds: float = 3600.0, hard_factor: float = 1.5
+        self, *, max_turns: int = 64, max_seconds: float = 3600.0, hard_factor: float = 1.5
     ) -> None:
         WindowConfig(max_turns=max_turns, max_seconds=max_seconds, hard_factor=hard_factor)
         self.max_turns = max_turns

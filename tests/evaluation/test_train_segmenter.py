@@ -1,0 +1,146 @@
+"""``episeg train segmenter``: seeded, train parts only, weights that load and segment."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+from episeg.evaluation.train_segmenter import PRESETS, main, train
+from episeg.segmentation.features import feature_names
+from episeg.segmentation.learned import BoundaryModel
+from episeg.testing import HashingEmbedder
+
+TOPICS = [
+    ["deploy", "prod", "terraform"],
+    ["auth", "jwt", "login"],
+    ["cache", "redis", "ttl"],
+    ["flight", "seat", "booking"],
+]
+
+
+def dialogue(i: int, speakers=("user", "agent"), with_types=False):
+    turns, bounds = [], []
+    for k in range(3):
+        topic = TOPICS[(i + k) % len(TOPICS)]
+        if k:
+            bounds.append(len(turns))
+        for j in range(4):
+            turn = {"speaker": speakers[j % 2], "text": f"{topic[j % 3]} {topic[(j + 1) % 3]} {j}"}
+            if with_types:
+                turn["type"] = None if j % 2 == 0 else "assistant-answer"
+            turns.append(turn)
+    return turns, bounds
+
+
+def write_root(root: Path) -> Path:
+    def put(rel: str, rows) -> None:
+        path = root / rel
+        path.parent.mkdir(parents=True, exist_ok=True)
+        path.write_text("".join(json.dumps(r) + "\n" for r in rows), encoding="utf-8")
+
+    rows = []
+    for i in range(10):
+        turns, bounds = dialogue(i)
+        rows.append(
+            {
+                "id": f"tiage_train_{i}",
+                "source": "tiage/train",
+                "turns": turns,
+                "boundaries": bounds,
+            }
+        )
+    put("tiage/tiage_train.jsonl", rows)
+    rows = []
+    for i in range(16):
+        turns, bounds = dialogue(i)
+        rows.append(
+            {
+                "id": f"sds_{i}",
+                "source": "superdialseg/validation",
+                "turns": turns,
+                "boundaries": bounds,
+            }
+        )
+    put("superdialseg/superdialseg_validation.jsonl", rows)
+    rows = []
+    for s in range(6):
+        turns, bounds = dialogue(s, speakers=("user", "assistant"), with_types=True)
+        tasks = [(s + 2 * k) % 7 for k in range(3)]
+        rows.append(
+            {
+                "id": f"agent_{s}",
+                "source": f"tau, tasks {tasks}",
+                "turns": turns,
+                "boundaries": bounds,
+            }
+        )
+    put("agent_tau/agent_tau_dev.jsonl", rows)
+    return root
+
+
+@pytest.fixture(scope="module")
+def root(tmp_path_factory) -> Path:
+    return write_root(tmp_path_factory.mktemp("segdata"))
+
+
+def small(root: Path, **kw) -> BoundaryModel:
+    return train(data_root=root, embedder=HashingEmbedder(dim=16), dims=2, folds=2, **kw)
+
+
+class TestTrain:
+    def test_seeded_and_reproducible(self, root):
+        a, b = small(root), small(root)
+        assert np.array_equal(a.weights, b.weights) and a.threshold == b.threshold
+        assert all(np.array_equal(a.vectors[k], b.vectors[k]) for k in a.vectors)
+
+    def test_provenance_and_shape(self, root):
+        m = small(root)
+        assert m.names == feature_names(0) and set(m.vectors) == {"turn", "shift", "agree"}
+        files = {f["corpus"]: f for f in m.meta["trained_on"]}
+        assert set(files) == {"tiage", "superdialseg", "agent_tau"}
+        assert all(f["part"] == "tune" and len(f["sha256"]) == 64 for f in files.values())
+        assert files["superdialseg"]["dialogues"] < 16  # the hash-tune half only
+        assert "dialseg711/dialseg711.jsonl" in m.meta["never_read"]
+        assert m.meta["min_turns"] == PRESETS["agent"].min_turns
+        assert m.band >= 0 and set(m.meta["oof_at_threshold"]) == set(files)
+
+    def test_chat_preset_reads_tiage_without_roles(self, root):
+        m = small(root, preset="chat")
+        assert [f["corpus"] for f in m.meta["trained_on"]] == ["tiage"]
+        assert m.meta["roles_known"] is False
+
+    def test_cli_writes_weights_that_load(self, root, tmp_path, monkeypatch, capsys):
+        import episeg.embedders as embedders
+
+        monkeypatch.setattr(
+            embedders.MiniLMEmbedder,
+            "default",
+            classmethod(lambda cls, **kw: HashingEmbedder(dim=16)),
+        )
+        out = tmp_path / "w.npz"
+        argv = ["--data-root", str(root), "--out", str(out), "--dims", "2", "--folds", "2"]
+        assert main(argv) == 0
+        assert "out-of-fold" in capsys.readouterr().out
+        assert BoundaryModel.load(out).meta["preset"] == "agent"
+
+    def test_unknown_preset_is_refused(self, root):
+        from episeg.errors import ConfigError
+
+        with pytest.raises(ConfigError, match="unknown preset"):
+            small(root, preset="nope")
+
+
+def test_episeg_train_segmenter_dispatches(root, tmp_path, monkeypatch):
+    import episeg.embedders as embedders
+    from episeg.interfaces.cli import main as cli_main
+
+    monkeypatch.setattr(
+        embedders.MiniLMEmbedder, "default", classmethod(lambda cls, **kw: HashingEmbedder(dim=16))
+    )
+    out = tmp_path / "cli.npz"
+    argv = ["train", "segmenter", "--data-root", str(root), "--out", str(out), "--dims", "2"]
+    assert cli_main([*argv, "--folds", "2", "--preset", "chat"]) == 0
+    assert BoundaryModel.load(out).meta["preset"] == "chat"
