@@ -73,6 +73,7 @@ class TestDistributions:
             "episeg/data/sample_conversation.jsonl",
             "episeg/interfaces/static/browser.js",
             "episeg/interfaces/static/browser.html",
+            "episeg/interfaces/deploy/haproxy.cfg",  # the scale-out proxy config (DEPLOYMENT.md)
             "episeg/client.py",
         ):
             assert needed in names, needed

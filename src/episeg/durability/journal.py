@@ -31,13 +31,8 @@ turns in one transaction. Every SQLite failure becomes :class:`JournalError`.
 
 from __future__ import annotations
 
-import contextlib
-import fcntl
-import gc
-import io
 import json
 import os
-import secrets
 import sqlite3
 import threading
 import weakref
@@ -48,63 +43,19 @@ from pathlib import Path
 
 import numpy as np
 
+from episeg.durability.journal_file import (
+    HAS_OPEN,
+    lock_exclusively,
+    node_id,
+    pack,
+    unpack,
+)
 from episeg.errors import JournalError, StoreError
 from episeg.segmentation.checkpoint import SessionCheckpoint
 from episeg.store.codec import decode, encode
 from episeg.types import Episode, Turn
 
 __all__ = ["Journal", "JournaledSession"]
-
-_SCHEMA = """
-CREATE TABLE IF NOT EXISTS sessions (user TEXT NOT NULL, session TEXT NOT NULL,
-    last_ts REAL, checkpoint TEXT NOT NULL, PRIMARY KEY (user, session));
-CREATE TABLE IF NOT EXISTS turns (n INTEGER PRIMARY KEY AUTOINCREMENT, user TEXT NOT NULL,
-    session TEXT NOT NULL, turn_id TEXT NOT NULL, turn TEXT NOT NULL, vector BLOB NOT NULL,
-    judge TEXT, episode TEXT);
-CREATE INDEX IF NOT EXISTS turns_by_session ON turns (user, session, episode);
-CREATE INDEX IF NOT EXISTS turns_by_episode ON turns (episode);
-CREATE TABLE IF NOT EXISTS seen (user TEXT NOT NULL, session TEXT NOT NULL,
-    turn_id TEXT NOT NULL, PRIMARY KEY (user, session, turn_id)) WITHOUT ROWID;
-CREATE TABLE IF NOT EXISTS outbox (n INTEGER PRIMARY KEY AUTOINCREMENT,
-    episode TEXT NOT NULL UNIQUE, user TEXT NOT NULL, document TEXT NOT NULL,
-    metadata TEXT NOT NULL, vector BLOB NOT NULL);
-CREATE TABLE IF NOT EXISTS meta (key TEXT PRIMARY KEY, value TEXT NOT NULL) WITHOUT ROWID;
-"""
-_HAS_OPEN = (
-    "EXISTS (SELECT 1 FROM turns WHERE turns.user = sessions.user"
-    " AND turns.session = sessions.session AND turns.episode IS NULL)"
-)
-
-
-def _lock_exclusively(lock_path: Path) -> int:
-    """Hold an exclusive ``flock`` on ``lock_path``; the open descriptor is the lock.
-
-    A journal left unreachable in this process (a dropped ``Memory``) may still hold
-    the lock until the garbage collector closes it, so a conflict collects once and
-    retries before it is reported.
-    """
-    for attempt in (1, 2):
-        fd = os.open(lock_path, os.O_RDWR | os.O_CREAT, 0o644)
-        try:
-            fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
-        except BlockingIOError:
-            holder = os.pread(fd, 32, 0).decode("ascii", "replace").strip() or "unknown"
-            os.close(fd)
-            if attempt == 1:
-                gc.collect()
-                continue
-            raise JournalError(
-                f"the journal {lock_path.with_suffix('')} is in use by another Memory "
-                f"(process {holder}); use one Memory per path"
-            ) from None
-        except OSError:  # e.g. ENOLCK: no locks on this filesystem
-            os.close(fd)
-            raise
-        with contextlib.suppress(OSError):  # the pid is a courtesy: a full disk may refuse it
-            os.ftruncate(fd, 0)
-            os.pwrite(fd, str(os.getpid()).encode("ascii"), 0)
-        return fd
-    raise AssertionError("unreachable")  # pragma: no cover
 
 
 @dataclass(frozen=True, slots=True)
@@ -157,12 +108,12 @@ class Journal:
                 Path(self.path).parent.mkdir(parents=True, exist_ok=True)
                 # closing the descriptor releases the flock: on close(), or when a
                 # dropped Journal is collected
-                fd = _lock_exclusively(Path(self.path + ".lock"))
+                fd = lock_exclusively(Path(self.path + ".lock"))
                 self._unlock = weakref.finalize(self, os.close, fd)
             self._db = sqlite3.connect(self.path, isolation_level=None, check_same_thread=False)
             self._db.execute("PRAGMA journal_mode=WAL")
             self._db.execute("PRAGMA synchronous=FULL")
-            self.node = _node_id(self._db)
+            self.node = node_id(self._db)
         except (sqlite3.Error, OSError) as exc:
             if self._unlock is not None:
                 self._unlock()
@@ -196,7 +147,7 @@ class Journal:
                     turn.session,
                     turn.id,
                     json.dumps(turn.to_dict(), ensure_ascii=False),
-                    _pack(vector),
+                    pack(vector),
                     judge,
                 ),
             )
@@ -255,13 +206,13 @@ class Journal:
                 self._db.execute(sql + " WHERE user = ? AND session = ?", only).fetchall()
                 if only
                 else self._db.execute(
-                    sql + (f" WHERE {_HAS_OPEN}" if open_only else "") + " ORDER BY rowid"
+                    sql + (f" WHERE {HAS_OPEN}" if open_only else "") + " ORDER BY rowid"
                 ).fetchall()
             )
             out = []
             for user, session, last_ts, checkpoint in rows:
                 turns = tuple(
-                    (Turn.from_dict(json.loads(raw)), _unpack(vec), judge)
+                    (Turn.from_dict(json.loads(raw)), unpack(vec), judge)
                     for raw, vec, judge in self._db.execute(
                         "SELECT turn, vector, judge FROM turns WHERE user = ? AND session = ?"
                         " AND episode IS NULL ORDER BY n",
@@ -303,7 +254,7 @@ class Journal:
             )
             try:
                 return [
-                    decode(eid, doc, json.loads(meta), _unpack(vec)) for eid, doc, meta, vec in rows
+                    decode(eid, doc, json.loads(meta), unpack(vec)) for eid, doc, meta, vec in rows
                 ]
             except StoreError as exc:
                 raise JournalError(f"unreadable outbox record: {exc}") from exc
@@ -339,7 +290,7 @@ class Journal:
                     ep.user,
                     rec.document,
                     json.dumps(rec.metadata, ensure_ascii=False),
-                    _pack(rec.embedding),
+                    pack(rec.embedding),
                 ),
             )
 
@@ -381,25 +332,3 @@ class Journal:
                 yield
         except (sqlite3.Error, ValueError, KeyError) as exc:
             raise JournalError(f"journal {self.path}: {what} failed: {exc}") from exc
-
-
-def _node_id(db: sqlite3.Connection) -> str:
-    """This journal's node id: random for a new journal, '' for one made before node ids."""
-    found = db.execute("SELECT 1 FROM sqlite_master WHERE name = 'sessions'").fetchone()
-    db.executescript(_SCHEMA)
-    row = db.execute("SELECT value FROM meta WHERE key = 'node'").fetchone()
-    if row is not None:
-        return str(row[0])
-    node = "" if found is not None else secrets.token_hex(8)
-    db.execute("INSERT INTO meta VALUES ('node', ?)", (node,))
-    return node
-
-
-def _pack(vector: np.ndarray) -> bytes:
-    buf = io.BytesIO()
-    np.save(buf, np.asarray(vector), allow_pickle=False)
-    return buf.getvalue()
-
-
-def _unpack(blob: bytes) -> np.ndarray:
-    return np.asarray(np.load(io.BytesIO(blob), allow_pickle=False))

@@ -1,0 +1,98 @@
+"""The journal's SQLite file: its schema, the exclusive lock, the node id, vector bytes.
+
+Split from :mod:`episeg.durability.journal`, which holds the reads and writes.
+
+>>> import numpy as np
+>>> unpack(pack(np.arange(3, dtype=np.float32))).tolist()
+[0.0, 1.0, 2.0]
+"""
+
+from __future__ import annotations
+
+import contextlib
+import fcntl
+import gc
+import io
+import os
+import secrets
+import sqlite3
+from pathlib import Path
+
+import numpy as np
+
+from episeg.errors import JournalError
+
+__all__ = ["HAS_OPEN", "SCHEMA", "lock_exclusively", "node_id", "pack", "unpack"]
+
+SCHEMA = """
+CREATE TABLE IF NOT EXISTS sessions (user TEXT NOT NULL, session TEXT NOT NULL,
+    last_ts REAL, checkpoint TEXT NOT NULL, PRIMARY KEY (user, session));
+CREATE TABLE IF NOT EXISTS turns (n INTEGER PRIMARY KEY AUTOINCREMENT, user TEXT NOT NULL,
+    session TEXT NOT NULL, turn_id TEXT NOT NULL, turn TEXT NOT NULL, vector BLOB NOT NULL,
+    judge TEXT, episode TEXT);
+CREATE INDEX IF NOT EXISTS turns_by_session ON turns (user, session, episode);
+CREATE INDEX IF NOT EXISTS turns_by_episode ON turns (episode);
+CREATE TABLE IF NOT EXISTS seen (user TEXT NOT NULL, session TEXT NOT NULL,
+    turn_id TEXT NOT NULL, PRIMARY KEY (user, session, turn_id)) WITHOUT ROWID;
+CREATE TABLE IF NOT EXISTS outbox (n INTEGER PRIMARY KEY AUTOINCREMENT,
+    episode TEXT NOT NULL UNIQUE, user TEXT NOT NULL, document TEXT NOT NULL,
+    metadata TEXT NOT NULL, vector BLOB NOT NULL);
+CREATE TABLE IF NOT EXISTS meta (key TEXT PRIMARY KEY, value TEXT NOT NULL) WITHOUT ROWID;
+"""
+HAS_OPEN = (
+    "EXISTS (SELECT 1 FROM turns WHERE turns.user = sessions.user"
+    " AND turns.session = sessions.session AND turns.episode IS NULL)"
+)
+
+
+def lock_exclusively(lock_path: Path) -> int:
+    """Hold an exclusive ``flock`` on ``lock_path``; the open descriptor is the lock.
+
+    A journal left unreachable in this process (a dropped ``Memory``) may still hold
+    the lock until the garbage collector closes it, so a conflict collects once and
+    retries before it is reported.
+    """
+    for attempt in (1, 2):
+        fd = os.open(lock_path, os.O_RDWR | os.O_CREAT, 0o644)
+        try:
+            fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+        except BlockingIOError:
+            holder = os.pread(fd, 32, 0).decode("ascii", "replace").strip() or "unknown"
+            os.close(fd)
+            if attempt == 1:
+                gc.collect()
+                continue
+            raise JournalError(
+                f"the journal {lock_path.with_suffix('')} is in use by another Memory "
+                f"(process {holder}); use one Memory per path"
+            ) from None
+        except OSError:  # e.g. ENOLCK: no locks on this filesystem
+            os.close(fd)
+            raise
+        with contextlib.suppress(OSError):  # the pid is a courtesy: a full disk may refuse it
+            os.ftruncate(fd, 0)
+            os.pwrite(fd, str(os.getpid()).encode("ascii"), 0)
+        return fd
+    raise AssertionError("unreachable")  # pragma: no cover
+
+
+def node_id(db: sqlite3.Connection) -> str:
+    """This journal's node id: random for a new journal, '' for one made before node ids."""
+    found = db.execute("SELECT 1 FROM sqlite_master WHERE name = 'sessions'").fetchone()
+    db.executescript(SCHEMA)
+    row = db.execute("SELECT value FROM meta WHERE key = 'node'").fetchone()
+    if row is not None:
+        return str(row[0])
+    node = "" if found is not None else secrets.token_hex(8)
+    db.execute("INSERT INTO meta VALUES ('node', ?)", (node,))
+    return node
+
+
+def pack(vector: np.ndarray) -> bytes:
+    buf = io.BytesIO()
+    np.save(buf, np.asarray(vector), allow_pickle=False)
+    return buf.getvalue()
+
+
+def unpack(blob: bytes) -> np.ndarray:
+    return np.asarray(np.load(io.BytesIO(blob), allow_pickle=False))
