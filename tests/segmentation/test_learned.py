@@ -261,7 +261,7 @@ class TestLearnedSegmenter:
         assert set(starts) == {"user"}
 
     def test_marker_stays_authoritative_and_reason_names_features(self):
-        seg = learned_segmenter(keep_trace=True, combiner={"threshold": 50.0})
+        seg = learned_segmenter(keep_trace=True, combiner={"threshold": 50.0, "min_turns": 1})
         turns = [
             Turn(actor="user", text="deploy prod", ts=0.0),
             Turn(actor="assistant", text="Done. <episode_boundary>", ts=1.0),

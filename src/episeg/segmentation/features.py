@@ -128,6 +128,11 @@ _DECAY = 0.6
 _PH_DELTA = 0.05
 
 
+def _indices(lookahead: bool) -> dict[str, int]:
+    names = BASE_FEATURES + (LOOKAHEAD_FEATURES if lookahead else ()) + ROLE_FEATURES
+    return {n: i for i, n in enumerate(names)}
+
+
 def feature_names(lookahead: int) -> tuple[str, ...]:
     """Hand feature names, in the order :func:`boundary_features` returns them."""
     if lookahead < 0:
@@ -138,6 +143,9 @@ def feature_names(lookahead: int) -> tuple[str, ...]:
         + ROLE_FEATURES
         + INTERACTION_FEATURES
     )
+
+
+_INDEX = {False: _indices(False), True: _indices(True)}
 
 
 @dataclass(frozen=True, slots=True)
@@ -162,6 +170,14 @@ class TurnView:
 def _distance(a: np.ndarray, b: np.ndarray) -> float:
     norm = math.sqrt(float(a @ a) * float(b @ b))
     return 1.0 - float(a @ b) / norm if norm > 0.0 else 1.0
+
+
+def _distances(a: np.ndarray, rows: np.ndarray) -> list[float]:
+    """Cosine distance of ``a`` to every row (1.0 against a zero vector), in one product."""
+    norms = np.sqrt(np.einsum("ij,ij->i", rows, rows) * float(a @ a))
+    dots = rows @ a
+    safe = np.where(norms > 0.0, norms, 1.0)
+    return [float(v) for v in np.where(norms > 0.0, 1.0 - dots / safe, 1.0)]
 
 
 class EpisodeContext:
@@ -241,16 +257,23 @@ def boundary_features(
     cur, prev = pending[0], context.tail
     after = pending[: lookahead + 1]
     e = cur.vec
-    vecs = [p.vec for p in prev]
-    last4 = np.mean(vecs[-4:], axis=0)
-    f: list[float] = []
-    d_prev1 = _distance(e, vecs[-1])
-    d_cum = _distance(e, context.mean)
-    f += [d_prev1, _distance(e, vecs[-2]) if len(vecs) >= 2 else d_prev1]
-    f += [_distance(e, np.mean(vecs[-2:], axis=0)), _distance(e, last4)]
-    f += [_distance(e, np.mean(vecs, axis=0)), _distance(e, context.decayed), d_cum]
+    tail = np.array([p.vec for p in prev])
+    m = len(tail)
+    # Means of the last w turns from one reversed cumulative sum.
+    back = np.cumsum(tail[::-1], axis=0)
+    last4 = back[min(4, m) - 1] / min(4, m)
+    refs = np.stack([
+        tail[-1], tail[-2] if m >= 2 else tail[-1], back[min(2, m) - 1] / min(2, m), last4,
+        back[m - 1] / m, context.decayed, context.mean,
+    ])  # fmt: skip
+    d_prev1, d_prev2, d_mean2, d_mean4, d_mean8, d_decay, d_cum = _distances(e, refs)
+    f: list[float] = [d_prev1, d_prev2, d_mean2, d_mean4, d_mean8, d_decay, d_cum]
     f.append(context.page_hinkley_with(d_cum))
-    f.append(_distance(vecs[-1], np.mean(vecs[-5:-1], axis=0)) if len(vecs) >= 2 else 0.0)
+    novel = 0.0
+    if m >= 2:
+        before = (back[min(5, m) - 1] - tail[-1]) / (min(5, m) - 1)
+        novel = _distances(tail[-1], before[None, :])[0]
+    f.append(novel)
     f += [math.log1p(context.count), 1.0 if context.count < 3 else 0.0]
     seen = frozenset().union(*(p.words for p in prev[-4:]))
     f.append(_novel(cur.words, seen))
@@ -261,7 +284,7 @@ def boundary_features(
         f += [_distance(a_mean, last4), _distance(a_mean, context.decayed)]
         if len(after) > 1:
             nxt = after[1].vec
-            own = np.mean([*vecs[-3:], e], axis=0)
+            own = np.mean([*tail[-3:], e], axis=0)
             f += [_distance(nxt, last4), _distance(nxt, e), _distance(nxt, own)]
         else:
             f += [f[3], 0.0, 0.0]
@@ -269,7 +292,6 @@ def boundary_features(
         f.append(1.0 if len(after) < lookahead + 1 else 0.0)
     rk = 1.0 if roles_known else 0.0
     f += [rk, rk * (cur.actor == "user")]
-    names = feature_names(lookahead)
-    index = {n: i for i, n in enumerate(names[: len(f)])}
+    index = _INDEX[lookahead > 0]
     f += [f[index[a]] * f[index[b]] for a, b in _INTERACT]
     return np.asarray(f, dtype=np.float64), e, a_mean, last4

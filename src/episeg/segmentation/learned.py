@@ -301,33 +301,36 @@ class LearnedPolicy:
             )
             reason = "; ".join(f"{v.signal}: {v.reason}" for v in ruling)
             return Outcome(decision, 1.0, False, True, reason)
-        x, e, a, b = boundary_features(
-            context, pending, lookahead=self.model.lookahead, roles_known=self.roles_known
-        )
-        logit = self.model.logit(x, e, a, b)
-        top = ", ".join(f"{n} {v:+.2f}" for n, v in self.model.contributions(x, e, a, b))
-        reason = (
-            f"learned logit {logit:+.2f} vs threshold {self.threshold:+.2f} "
-            f"(p={self.model.probability(logit):.2f}; {top})"
-        )
-        if not hints_may_open:
+        if not hints_may_open:  # no features needed: the model may not cut here
             return Outcome(
                 Decision.CONTINUE,
-                logit,
+                0.0,
                 False,
                 False,
-                f"{reason}; hints do not open an episode at this actor's turn",
+                "learned: hints do not open an episode at this actor's turn",
             )
         if context.count < self.min_turns:
             return Outcome(
                 Decision.CONTINUE,
-                logit,
+                0.0,
                 False,
                 False,
-                f"{reason}; the open episode has {context.count} turn(s) < {self.min_turns}",
+                f"learned: the open episode has {context.count} turn(s) < {self.min_turns}",
             )
+        x, e, a, b = boundary_features(
+            context, pending, lookahead=self.model.lookahead, roles_known=self.roles_known
+        )
+        logit = self.model.logit(x, e, a, b)
+        reason = (
+            f"learned logit {logit:+.2f} vs threshold {self.threshold:+.2f} "
+            f"(p={self.model.probability(logit):.2f})"
+        )
         ambiguous = abs(logit - self.threshold) < self.band
-        if logit >= self.threshold:
+        opens = logit >= self.threshold
+        if opens or ambiguous:  # the features that drove it, for the verdict trail
+            top = ", ".join(f"{n} {v:+.2f}" for n, v in self.model.contributions(x, e, a, b))
+            reason = f"{reason[:-1]}; {top})"
+        if opens:
             sub = any(
                 v.signal == "structural" and v.decision is Decision.SUB_EPISODE for v in verdicts
             )
