@@ -50,6 +50,8 @@ ENDPOINTS: dict[str, tuple[Method, str]] = {
     "flush": ("POST", "/v1/flush"),
     "episodes": ("GET", "/v1/episodes"),
     "forget": ("DELETE", "/v1/episodes/{episode_id}"),
+    "forget_session": ("DELETE", "/v1/sessions/{session}"),
+    "forget_all": ("DELETE", "/v1/tenant"),
     "recall": ("POST", "/v1/recall"),
     "used": ("POST", "/v1/used"),
     "healthz": ("GET", "/v1/healthz"),
@@ -120,6 +122,9 @@ class RecallHit(TypedDict):
 
 class Forgotten(TypedDict):
     forgotten: list[str]
+    turns: int
+    session: str | None
+    tenant: bool
 
 
 class Confirmed(TypedDict):
@@ -234,8 +239,16 @@ class Client:
         return cast(list[EpisodeView], self._call("episodes", params=params)["episodes"])
 
     def forget(self, episode_id: str) -> Forgotten:
-        """Delete one of the tenant's episodes (404 ``APIError`` if it has none by that id)."""
+        """Erase one of the tenant's episodes everywhere (404 ``APIError`` if it has none)."""
         return cast(Forgotten, self._call("forget", {"episode_id": episode_id}))
+
+    def forget_session(self, session: str) -> Forgotten:
+        """Erase one session of the tenant everywhere (stored episodes and open turns)."""
+        return cast(Forgotten, self._call("forget_session", {"session": session}))
+
+    def forget_all(self) -> Forgotten:
+        """Erase everything of the key's tenant (the key stays valid)."""
+        return cast(Forgotten, self._call("forget_all", params={"confirm": "true"}))
 
     def recall(self, query: str, k: int = 5, **options: Any) -> list[RecallHit]:
         """The ``k`` best episodes for ``query`` with each score term.
@@ -308,6 +321,12 @@ class AsyncClient:
 
     async def forget(self, episode_id: str) -> Forgotten:
         return cast(Forgotten, await self._call("forget", {"episode_id": episode_id}))
+
+    async def forget_session(self, session: str) -> Forgotten:
+        return cast(Forgotten, await self._call("forget_session", {"session": session}))
+
+    async def forget_all(self) -> Forgotten:
+        return cast(Forgotten, await self._call("forget_all", params={"confirm": "true"}))
 
     async def recall(self, query: str, k: int = 5, **options: Any) -> list[RecallHit]:
         body = _recall_body(query, k, options)

@@ -85,6 +85,8 @@ class TestContract:
             c.recall("contract", k=1)
             c.used([episode["id"]])
             c.forget(episode["id"])
+            c.forget_session("contract")
+            c.forget_all()
             c.healthz()
         assert sent == set(ENDPOINTS.values())
 
@@ -137,7 +139,7 @@ class TestSyncClient:
                 c.forget("no-such-episode")
             assert missing.value.status == 404
             gone = c.forget(episodes[0]["id"])
-            assert gone == {"forgotten": [episodes[0]["id"]]}
+            assert gone["forgotten"] == [episodes[0]["id"]]
             assert episodes[0]["id"] not in {e["id"] for e in c.episodes()}
         with Client(server.url, "wrong-key-0123456789") as c, pytest.raises(APIError) as bad:
             c.episodes()

@@ -170,7 +170,7 @@ class TestMcpInProcess:
         out = asyncio.run(run())
         assert out["used"] == {"confirmed": [out["target"]]}
         assert out["used_unknown"].is_error
-        assert out["forget"] == {"forgotten": [out["target"]]}
+        assert out["forget"]["forgotten"] == [out["target"]]
         assert out["forget_again"].is_error and "no episode" in out["forget_again"].content[0].text
         assert out["target"] not in {e["id"] for e in out["left"]}
         assert out["crash"].is_error and "store exploded" in out["crash"].content[0].text

@@ -138,6 +138,9 @@ class Recalled(BaseModel):
 
 class Forgotten(BaseModel):
     forgotten: list[str]
+    turns: int = 0
+    session: str | None = None
+    everything: bool = False
 
 
 class Used(BaseModel):

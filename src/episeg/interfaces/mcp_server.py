@@ -13,7 +13,8 @@ writes only that tenant, and no tool takes a user argument. Tools:
 ``used``
     Confirm which recalled episodes the agent actually used (reinforces them).
 ``forget``
-    Delete one episode for good.
+    Erase one episode, one session or everything of this memory, everywhere
+    (:meth:`Memory.forget`).
 ``list_episodes``
     A page of stored episodes (summary, salience, boundary reasons).
 
@@ -173,15 +174,26 @@ def create_server(memory: Memory, user: str) -> MCPServer:
         )
 
     @server.tool()
-    def forget(episode_id: str) -> Forgotten:
-        """Delete one episode of this memory for good (e.g. when the user asks)."""
+    def forget(
+        episode_id: str | None = None, session: str | None = None, everything: bool = False
+    ) -> Forgotten:
+        """Erase for good (e.g. when the user asks): one episode, one session, or everything.
+
+        Give exactly one of ``episode_id``, ``session``, ``everything=true``.
+        """
 
         def run() -> Forgotten:
-            store = memory.store(tenant)
-            if not store.get([episode_id]):
+            if sum((episode_id is not None, session is not None, everything)) != 1:
+                raise ToolError("give exactly one of episode_id, session, everything=true")
+            report = memory.forget(tenant, episode=episode_id, session=session, all=everything)
+            if report.missing:
                 raise ToolError(f"no episode {episode_id!r} in this memory")
-            store.delete([episode_id])
-            return Forgotten(forgotten=[episode_id])
+            return Forgotten(
+                forgotten=list(report.episodes),
+                turns=report.turns,
+                session=session,
+                everything=everything,
+            )
 
         return _guard(run)
 

@@ -1,9 +1,14 @@
 """Routes the service adds beside its core API: forget, the memory browser, metrics.
 
 ``DELETE /v1/episodes/{episode_id}``
-    Deletes one of the key's tenant's episodes (the store's tenant-scoped
-    delete; its turns leave the turn index too). 404 when the tenant has no
-    episode by that id, so one tenant cannot probe another's ids.
+    Erases one of the key's tenant's episodes everywhere
+    (:meth:`Memory.forget`: both collections, recall's index, the journal).
+    404 when the tenant has no episode by that id, so one tenant cannot probe
+    another's ids.
+``DELETE /v1/sessions/{session}`` / ``DELETE /v1/tenant``
+    Erase one session (stored episodes and open turns) / everything of the
+    key's tenant (``?confirm=true`` required: 422 without it, 400 if false). 200 with what was
+    erased, also when nothing was there.
 ``POST /v1/used``
     Confirms that recalled episodes were used (``Memory.confirm_used``):
     reinforcement follows use, not retrieval. 404 for an id the tenant lacks.
@@ -25,13 +30,14 @@ from collections.abc import Callable
 from importlib import resources
 from typing import Annotated, Any
 
-from fastapi import Depends, FastAPI, HTTPException, Path
+from fastapi import Depends, FastAPI, HTTPException, Path, Query
 from fastapi.responses import Response
 from pydantic import BaseModel, ConfigDict, Field
 
 from episeg.errors import StoreError
 from episeg.interfaces.metrics import CONTENT_TYPE_LATEST, ServiceMetrics
 from episeg.memory import Memory
+from episeg.store.erase import ForgetReport
 
 __all__ = ["STATIC", "ForgottenOut", "add_extra_routes"]
 
@@ -48,6 +54,9 @@ _CSP = (
 
 class ForgottenOut(BaseModel):
     forgotten: list[str]
+    turns: int = 0
+    session: str | None = None
+    tenant: bool = False
 
 
 class UsedIn(BaseModel):
@@ -60,6 +69,15 @@ class UsedIn(BaseModel):
 
 class UsedOut(BaseModel):
     confirmed: list[str]
+
+
+def _forgotten(report: ForgetReport) -> ForgottenOut:
+    return ForgottenOut(
+        forgotten=list(report.episodes),
+        turns=report.turns,
+        session=report.session,
+        tenant=report.tenant,
+    )
 
 
 def _static(name: str) -> Response:
@@ -94,12 +112,25 @@ def add_extra_routes(
     def forget(
         episode_id: Annotated[str, Path(min_length=1, max_length=256)], owner: Tenant
     ) -> ForgottenOut:
-        """Delete one of the tenant's episodes from the store, for good."""
-        store = memory.store(owner)
-        if not store.get([episode_id]):
+        """Erase one of the tenant's episodes everywhere (store, index, journal), for good."""
+        report = memory.forget(owner, episode=episode_id)
+        if report.missing:
             raise HTTPException(404, "no such episode")
-        store.delete([episode_id])
-        return ForgottenOut(forgotten=[episode_id])
+        return _forgotten(report)
+
+    @app.delete("/v1/sessions/{session}", responses=errors)
+    def forget_session(
+        session: Annotated[str, Path(min_length=1, max_length=256)], owner: Tenant
+    ) -> ForgottenOut:
+        """Erase one session of the tenant everywhere: stored episodes and open turns."""
+        return _forgotten(memory.forget(owner, session=session))
+
+    @app.delete("/v1/tenant", responses=errors)
+    def forget_tenant(owner: Tenant, confirm: Annotated[bool, Query()]) -> ForgottenOut:
+        """Erase everything of the key's tenant; needs ?confirm=true (the key stays valid)."""
+        if not confirm:
+            raise HTTPException(400, "erasing a whole tenant needs confirm=true")
+        return _forgotten(memory.forget(owner, all=True))
 
     @app.post("/v1/used", responses=missing)
     def used(body: UsedIn, owner: Tenant) -> UsedOut:
