@@ -18,6 +18,8 @@ from collections.abc import Sequence
 from importlib.metadata import PackageNotFoundError, version
 
 from episeg.errors import EpisegError, StoreUnavailableError
+from episeg.interfaces.cli_manage import MANAGE
+from episeg.interfaces.cli_manage import add_parsers as add_manage_parsers
 from episeg.interfaces.logs import LOG_FORMATS, configure_logging
 
 __all__ = ["EXIT_BAD_INPUT", "EXIT_STORE_DOWN", "main"]
@@ -172,6 +174,7 @@ def _build_parser() -> argparse.ArgumentParser:
 
     p = sub.add_parser("mcp", parents=c, help="MCP stdio server bound to one user")
     p.add_argument("--user", required=True, help="the one tenant this server reads and writes")
+    add_manage_parsers(sub, c)  # forget
 
     for name, what in (
         ("eval", "episeg.evaluation"),
@@ -213,6 +216,8 @@ def main(argv: Sequence[str] | None = None) -> int:
             return 0
         from episeg.interfaces.cli_commands import COMMANDS
 
+        if args.command in MANAGE:
+            return MANAGE[args.command](args)
         return COMMANDS[args.command](args)
     except StoreUnavailableError as exc:
         print(f"episeg: store unreachable: {exc}", file=sys.stderr)

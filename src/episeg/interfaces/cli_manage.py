@@ -1,0 +1,74 @@
+"""CLI commands that manage what is stored: ``episeg forget``.
+
+``episeg forget --user U (--episode ID | --session S | --all)`` erases
+everywhere (:meth:`episeg.memory.Memory.forget`): both Chroma collections,
+recall's index, the journal (then vacuumed, its WAL truncated) and an
+embedded store's file. It prints what was erased (one JSON object with
+``--json``); an episode id the user does not have exits 2 and erases nothing.
+With ``--chroma-url`` the server's ``chroma.sqlite3`` keeps freed pages until
+``chroma vacuum --path DIR`` is run where the server keeps its data.
+
+>>> import argparse
+>>> sub = argparse.ArgumentParser(prog="episeg").add_subparsers(dest="command")
+>>> add_parsers(sub, [])
+>>> sorted(MANAGE)
+['forget']
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+from collections.abc import Callable, Sequence
+from typing import Any
+
+__all__ = ["MANAGE", "add_parsers"]
+
+_EXIT_NOT_FOUND = 2  # the CLI's EXIT_BAD_INPUT (imported lazily there)
+
+
+def add_parsers(sub: Any, parents: Sequence[argparse.ArgumentParser]) -> None:
+    """Add the management subcommands to the ``episeg`` subparsers ``sub``."""
+    p = sub.add_parser(
+        "forget",
+        parents=list(parents),
+        help="erase one episode, one session or a whole user, everywhere",
+    )
+    p.add_argument("--user", required=True, help="tenant (user) whose data to erase")
+    target = p.add_mutually_exclusive_group(required=True)
+    target.add_argument("--episode", metavar="ID", help="one stored episode")
+    target.add_argument("--session", metavar="S", help="one session: its episodes and open turns")
+    target.add_argument("--all", action="store_true", help="everything of --user")
+    if not parents:  # the doctest builds the parser alone
+        p.add_argument("--path", default=".episeg")
+        p.add_argument("--chroma-url")
+        p.add_argument("--json", action="store_true")
+
+
+def _forget(args: argparse.Namespace) -> int:
+    from episeg.interfaces.runtime import open_memory
+
+    memory = open_memory(args.path, chroma_url=args.chroma_url)
+    try:
+        report = memory.forget(args.user, episode=args.episode, session=args.session, all=args.all)
+    finally:
+        memory.close()
+    if report.missing:
+        print(
+            f"episeg: error: user {args.user!r} has no episode {report.missing[0]!r}; "
+            "nothing erased",
+            file=sys.stderr,
+        )
+        return _EXIT_NOT_FOUND
+    if args.json:
+        print(json.dumps(report.to_dict(), ensure_ascii=False))
+    else:
+        what = "everything" if report.tenant else f"{len(report.episodes)} episode(s)"
+        print(f"forgot {what} of {args.user} ({report.turns} journaled turn(s))")
+        if not report.vacuumed:
+            print("the Chroma server keeps freed pages until `chroma vacuum --path DIR` runs there")
+    return 0
+
+
+MANAGE: dict[str, Callable[[argparse.Namespace], int]] = {"forget": _forget}
