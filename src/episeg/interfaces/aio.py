@@ -109,6 +109,8 @@ class AsyncMemory:
     feedback = _off_loop(Memory.feedback)
     recaller = _off_loop(Memory.recaller)
     maintain = _off_loop(Memory.maintain)
+    # erasing
+    forget = _off_loop(Memory.forget)
 
     async def __aenter__(self) -> AsyncMemory:
         return self
