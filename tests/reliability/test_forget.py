@@ -15,7 +15,7 @@ from pathlib import Path
 import pytest
 
 from episeg.memory import Memory
-from episeg.testing import ChromaServer, HashingEmbedder
+from episeg.testing import ChromaServer, HashingEmbedder, InMemoryBackend
 from episeg.types import Turn
 
 
@@ -90,6 +90,23 @@ class TestForgetEmbedded:
         assert again.flush("u") == [] and again.episodes("u") == []
         assert _files_with(tmp_path, "wombatibis") == []
         again.close()
+
+    def test_episodes_waiting_in_the_outbox_are_erased_too(self, tmp_path: Path) -> None:
+        backend = InMemoryBackend()
+        mem = _memory(tmp_path, backend=backend)
+        backend.down = True  # the store is down: closed episodes wait in the outbox
+        _say(mem, "u", "s1", "yakpelican pending one", 1.0)
+        _say(mem, "u", "s2", "owlmantis pending two", 2.0)
+        assert mem.flush("u") == [] and len(mem.pending_writes()) == 2
+        backend.down = False
+        [one] = [e for e in mem.pending_writes() if e.session == "s1"]
+        assert mem.forget("u", episode=one.id).episodes == (one.id,)
+        assert mem.forget("u", session="s2").session == "s2"
+        assert mem.pending_writes() == []
+        assert _files_with(tmp_path, "yakpelican") == []
+        assert _files_with(tmp_path, "owlmantis") == []
+        assert mem.retry_pending() == [] and mem.episodes("u") == []
+        mem.close()
 
     def test_exactly_one_target(self, tmp_path: Path) -> None:
         mem = _memory(tmp_path)
