@@ -83,7 +83,11 @@ class TestServiceHappyPath:
             "/v1/flush",
             "/v1/episodes",
             "/v1/episodes/{episode_id}",
+            "/v1/sessions/{session}",
+            "/v1/tenant",
+            "/v1/messages",
             "/v1/recall",
+            "/v1/used",
             "/v1/healthz",
         }
         for path in paths.values():  # no tenant parameter anywhere
