@@ -93,7 +93,8 @@ def agent_rows():
     rows = []
     for s in range(6):
         tasks = [(s + 2 * k) % 7 for k in range(3)]
-        turns, bounds = [], []
+        turns: list[dict[str, object]] = []
+        bounds: list[int] = []
         for k, task in enumerate(tasks):
             if k:
                 bounds.append(len(turns))

@@ -22,7 +22,8 @@ TOPICS = [
 
 
 def dialogue(i: int, speakers=("user", "agent"), with_types=False):
-    turns, bounds = [], []
+    turns: list[dict[str, object]] = []
+    bounds: list[int] = []
     for k in range(3):
         topic = TOPICS[(i + k) % len(TOPICS)]
         if k:

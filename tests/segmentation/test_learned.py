@@ -7,7 +7,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from episeg.config import CombinerConfig, EpisegConfig
+from episeg.config import CombinerConfig, EpisegConfig, WindowConfig
 from episeg.errors import ConfigError
 from episeg.segmentation.features import (
     INTERACTION_FEATURES,
@@ -27,7 +27,7 @@ from episeg.segmentation.learned import (
 from episeg.segmentation.segmenter import Segmenter
 from episeg.segmentation.signals.drift import GradualDrift
 from episeg.testing import HashingEmbedder, ScriptedJudge
-from episeg.types import Decision, ObservedTurn, Turn, TurnType, Verdict
+from episeg.types import Decision, Episode, ObservedTurn, Turn, TurnType, Verdict
 
 # The shipped agent model's logit at turn 6 of the synthetic stream below (a regression pin).
 KNOWN_TURN6_LOGIT = 0.0983850337884748
@@ -98,9 +98,8 @@ class TestFeatures:
                 drift.reset(obs)
                 ctx.commit(view(vec))
                 continue
-            expected = ctx.page_hinkley_with(
-                1.0 - float(vec @ ctx.mean) / np.linalg.norm(ctx.mean) / np.linalg.norm(vec)
-            )
+            cosine = float(vec @ ctx.mean) / float(np.linalg.norm(ctx.mean) * np.linalg.norm(vec))
+            expected = ctx.page_hinkley_with(1.0 - cosine)
             verdict = drift.update(obs)
             if verdict.decision is not Decision.ABSTAIN:
                 assert expected == pytest.approx(verdict.score * drift.threshold, abs=1e-9)
@@ -138,7 +137,7 @@ def tiny_model(**kw) -> BoundaryModel:
         meta={"embedder": "x", "min_turns": 1},
     )
     spec.update(kw)
-    return BoundaryModel(**spec)
+    return BoundaryModel(**spec)  # type: ignore[arg-type]
 
 
 class TestBoundaryModel:
@@ -277,7 +276,8 @@ class TestLearnedSegmenter:
 
     def test_window_floor_still_bounds(self):
         config = EpisegConfig(
-            combiner=CombinerConfig(kind="learned", threshold=50.0), window={"max_turns": 4}
+            combiner=CombinerConfig(kind="learned", threshold=50.0),
+            window=WindowConfig(max_turns=4),
         )
         seg = Segmenter(config=config, embedder=MiniLMShaped())
         turns = [Turn(actor="user", text=f"deploy {i}", ts=float(i)) for i in range(10)]
@@ -311,7 +311,8 @@ class TestLearnedSegmenter:
         whole = learned_segmenter()
         expected = [[t.id for t in e.turns] for e in whole.segment(turns)]
         live = learned_segmenter()
-        closed, checkpoint, opened_at = [], None, 0
+        closed: list[Episode] = []
+        checkpoint, opened_at = None, 0
         for i, t in enumerate(turns):
             step = live.observe(t)
             closed.extend(step.closed)
@@ -320,7 +321,7 @@ class TestLearnedSegmenter:
         assert checkpoint is not None
         tail = [(t, live.embedder.embed([t.text])[0]) for t in turns[opened_at:]]
         again = learned_segmenter()
-        again.resume(checkpoint, tail, seen_ids=[t.id for t in turns])
+        again.resume(checkpoint, tail, seen_ids=[str(t.id) for t in turns])
         rebuilt = [[t.id for t in e.turns] for e in closed + again.flush()]
         assert rebuilt == expected
 

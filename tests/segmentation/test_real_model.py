@@ -4,14 +4,14 @@ from __future__ import annotations
 
 import pytest
 
-from episeg.config import CombinerConfig, EpisegConfig
+from episeg.config import CombinerConfig, EpisegConfig, WindowConfig
 from episeg.defaults import default_judge
 from episeg.interfaces.demo import sample_turns
 from episeg.segmentation.segmenter import Segmenter
 from episeg.types import Turn
 
 # The hand-set policy with its old window: the behaviour these two demo tests pinned.
-LAYERED = EpisegConfig(combiner=CombinerConfig(kind="layered"), window={"max_turns": 24})
+LAYERED = EpisegConfig(combiner=CombinerConfig(kind="layered"), window=WindowConfig(max_turns=24))
 
 pytestmark = pytest.mark.slow
 
