@@ -141,7 +141,25 @@ class TestCliRecall:
             )
         capsys.readouterr()
         assert main(["recall", "--path", store, "--user", "alice", "401 login", "--k", "1"]) == 0
-        assert "similarity" in capsys.readouterr().out
+        assert "relevance" in capsys.readouterr().out
+
+    def test_budget_dates_turns_and_used(
+        self, store: str, capsys: pytest.CaptureFixture[str]
+    ) -> None:
+        args = ["recall", "--path", store, "--user", "alice", "terraform state lock"]
+        hits = run_json(capsys, *args, "--k", "5", "--max-words", "40")
+        assert hits and sum(h["words"] for h in hits) <= 40
+        hit = hits[0]
+        assert hit["start"].endswith("Z") and hit["turn_ids"] == [t["id"] for t in hit["turns"]]
+        assert "lock" in " ".join(t["text"] for t in hit["turns"]).lower()
+        assert run_json(capsys, *args, "--until", "1970-01-02") == []
+        used = run_json(capsys, "used", "--path", store, "--user", "alice", hit["episode_id"])
+        assert [(e["id"], e["recall_count"]) for e in used] == [(hit["episode_id"], 1)]
+        # the same question gets the same answer after use was confirmed (weights 0)
+        again = run_json(capsys, *args, "--k", "5", "--max-words", "40")
+        assert [h["turn_ids"] for h in again] == [h["turn_ids"] for h in hits]
+        code = main(["used", "--path", store, "--user", "mallory", hit["episode_id"]])
+        assert code == 2 and "mallory" in capsys.readouterr().err
 
 
 class TestCliMaintenanceAndCalibration:

@@ -64,11 +64,18 @@ class TestServiceHappyPath:
             assert sum(e["turn_count"] for e in listed if e["session"] == "s1") == 4
             hits = c.post("/v1/recall", json={"query": "deploy prod terraform", "k": 1}).json()
             hit = hits["results"][0]
-            assert "deploy" in hit["episode"]["summary"]
+            assert "deploy" in " ".join(t["text"] for t in hit["episode"]["turns"]).lower()
+            assert hit["summary"] == hit["episode"]["summary"] != ""
             assert hit["score"] == pytest.approx(
                 hit["recency"] + hit["importance"] + hit["similarity"]
             )
             assert hit["episode"]["salience"]["scorer"]
+            assert hit["episode_id"] == hit["episode"]["id"] and hit["start"].endswith("Z")
+            assert hit["turn_ids"] == [t["id"] for t in hit["turns"]] and hit["turns"]
+            budget = {"query": "deploy prod terraform", "k": 5, "max_words": 5}
+            small = c.post("/v1/recall", json=budget).json()["results"]
+            assert sum(h["words"] for h in small) <= 5
+            assert c.post("/v1/recall", json={**budget, "max_words": 0}).status_code == 422
 
     def test_healthz_needs_no_key(self, live_server: LiveServer) -> None:
         with live_server.client() as c:

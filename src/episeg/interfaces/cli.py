@@ -142,6 +142,24 @@ def _build_parser() -> argparse.ArgumentParser:
     _user(p)
     p.add_argument("query", help="what to remember, in words")
     p.add_argument("--k", type=int, default=5, help="how many episodes to return")
+    p.add_argument(
+        "--max-words", type=int, metavar="N", help="word budget across all returned turns"
+    )
+    p.add_argument("--since", metavar="WHEN", help="only episodes after this ISO date or epoch")
+    p.add_argument("--until", metavar="WHEN", help="only episodes before this ISO date or epoch")
+    p.add_argument("--session", help="only this session")
+    p.add_argument(
+        "--expand",
+        choices=["turns", "episode"],
+        default="turns",
+        help="what each hit returns",
+    )
+    p.add_argument("--context", type=int, default=0, help="turns of context around each match")
+    p.add_argument("--neighbours", type=int, default=0, help="adjacent episodes to list per hit")
+
+    p = sub.add_parser("used", parents=c, help="confirm recalled episodes were used (reinforces)")
+    _user(p)
+    p.add_argument("episode_ids", nargs="+", metavar="ID", help="episode ids from recall")
 
     p = sub.add_parser("maintain", parents=c, help="decay never-recalled episodes")
     _user(p)

@@ -13,10 +13,12 @@ from __future__ import annotations
 import argparse
 import importlib
 import json
+import math
 import os
 import sys
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
+from datetime import UTC, datetime
 from typing import IO, Any
 
 from episeg.errors import ConfigError, EpisegError
@@ -129,24 +131,69 @@ def cmd_episodes(args: argparse.Namespace) -> int:
 
 
 def cmd_recall(args: argparse.Namespace) -> int:
-    """Recall with each weighted rerank term (this reinforces what is returned)."""
+    """Recall: each hit's dates, summary, score terms and matching turns (nothing is written)."""
     if args.k < 1:
         raise ConfigError(f"--k must be >= 1, got {args.k}")
-    hits = _memory(args).recall(args.user, args.query, k=args.k)
+    for flag in ("max_words",):
+        if getattr(args, flag) is not None and getattr(args, flag) < 1:
+            raise ConfigError(f"--{flag.replace('_', '-')} must be >= 1")
+    if args.context < 0 or args.neighbours < 0:
+        raise ConfigError("--context and --neighbours must be >= 0")
+    hits = _memory(args).recall(
+        args.user,
+        args.query,
+        k=args.k,
+        max_words=args.max_words,
+        since=_time_arg(args.since, "--since"),
+        until=_time_arg(args.until, "--until"),
+        session=args.session,
+        expand=args.expand,
+        context=args.context,
+        neighbours=args.neighbours,
+    )
     lines = [f"recall({args.user!r}, {args.query!r}): {len(hits)} episodes"]
     for rank, hit in enumerate(hits, start=1):
         ep = hit.episode
         lines.append(
-            f"{rank}. score {hit.score:.3f} = recency {hit.recency:.3f} + importance "
-            f"{hit.importance:.3f}{' (imputed)' if hit.importance_imputed else ''} + "
-            f"similarity {hit.similarity:.3f} (cosine {hit.raw_similarity:.3f})"
+            f"{rank}. {ep.id} {ep.start} .. {ep.end}  score {hit.score:.3f} = relevance "
+            f"{hit.similarity:.3f} + recency {hit.recency:.3f} + importance "
+            f"{hit.importance:.3f}{' (imputed)' if hit.importance_imputed else ''} "
+            f"(best cosine {hit.raw_similarity:.3f})"
         )
         lines.append(
-            f"   {ep.id[:8]} salience {salience_text(ep.salience)}, recalled "
-            f"{ep.recall_count}x: {ep.summary}"
+            f"   salience {salience_text(ep.salience)}, used {ep.recall_count}x: {ep.summary}"
         )
+        for turn in getattr(hit, "turns", ()):
+            lines.append(f"   - [{turn.id}] {turn.actor.value}: {turn.text}")
     _emit(args, [scored_view(h) for h in hits], "\n".join(lines))
     return 0
+
+
+def cmd_used(args: argparse.Namespace) -> int:
+    """Confirm that recalled episodes were used: they are reinforced (strength grows)."""
+    updated = _memory(args).confirm_used(args.user, args.episode_ids)
+    lines = [f"{ep.id}: used {ep.recall_count}x, strength {ep.strength:g} days" for ep in updated]
+    _emit(args, [episode_view(ep, with_turns=False) for ep in updated], "\n".join(lines))
+    return 0
+
+
+def _time_arg(value: str | None, flag: str) -> float | None:
+    """An ISO date/time (UTC unless it says otherwise) or seconds since the epoch."""
+    if value is None:
+        return None
+    try:
+        seconds = float(value)
+    except ValueError:
+        pass
+    else:
+        if not math.isfinite(seconds):
+            raise ConfigError(f"{flag} must be a finite time, got {value!r}")
+        return seconds
+    try:
+        when = datetime.fromisoformat(value)
+    except ValueError:
+        raise ConfigError(f"{flag} must be an ISO date/time or seconds, got {value!r}") from None
+    return (when if when.tzinfo else when.replace(tzinfo=UTC)).timestamp()
 
 
 def cmd_maintain(args: argparse.Namespace) -> int:
@@ -241,4 +288,5 @@ COMMANDS: dict[str, Callable[[argparse.Namespace], int]] = {
     "report": cmd_report,
     "serve": cmd_serve,
     "train": _delegate("episeg.evaluation.train_segmenter"),
+    "used": cmd_used,
 }

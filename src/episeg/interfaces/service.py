@@ -92,9 +92,20 @@ class FlushIn(BaseModel):
 
 
 class RecallIn(BaseModel):
+    """A recall: query, at most k episodes, and optionally a word budget across all
+    hits, a time range (seconds since the epoch) or one session, whole episodes
+    (expand), turns of context around each match and neighbouring episodes."""
+
     model_config = ConfigDict(extra="forbid")
     query: Annotated[str, Field(min_length=1, max_length=10_000)]
     k: Annotated[int, Field(ge=1, le=50)] = 5
+    max_words: Annotated[int, Field(ge=1, le=100_000)] | None = None
+    since: Annotated[float, Field(strict=True, allow_inf_nan=False)] | None = None
+    until: Annotated[float, Field(strict=True, allow_inf_nan=False)] | None = None
+    session: _Name | None = None
+    expand: Literal["turns", "episode"] = "turns"
+    context: Annotated[int, Field(ge=0, le=10)] = 0
+    neighbours: Annotated[int, Field(ge=0, le=10)] = 0
 
 
 class SalienceOut(BaseModel):
@@ -129,6 +140,8 @@ class EpisodeOut(BaseModel):
     summary: str
     opened_at: float
     closed_at: float
+    start: str
+    end: str
     turn_count: int
     first_turn_id: str | None
     last_turn_id: str | None
@@ -163,6 +176,17 @@ class RecallHitOut(BaseModel):
     raw_similarity: float
     importance_imputed: bool
     episode: EpisodeOut
+    episode_id: str
+    start: str
+    end: str
+    summary: str
+    reinforcement: float
+    lexical: bool
+    words: int
+    turn_ids: list[str]
+    turns: list[TurnOut]
+    neighbours_before: list[str]
+    neighbours_after: list[str]
 
 
 class RecallOut(BaseModel):
@@ -311,8 +335,22 @@ def create_app(
 
     @app.post("/v1/recall", responses=_READ_ERRORS)
     def recall(body: RecallIn, owner: Tenant) -> RecallOut:
-        """The k best of the tenant's episodes for the query (reinforces them)."""
-        hits = memory.recall(owner, body.query, k=body.k)
+        """The k best of the tenant's episodes for the query, each with its matching turns.
+
+        Nothing is written: confirm what was used with POST /v1/used.
+        """
+        hits = memory.recall(
+            owner,
+            body.query,
+            k=body.k,
+            max_words=body.max_words,
+            since=body.since,
+            until=body.until,
+            session=body.session,
+            expand=body.expand,
+            context=body.context,
+            neighbours=body.neighbours,
+        )
         return RecallOut(results=[RecallHitOut.model_validate(scored_view(h)) for h in hits])
 
     @app.get("/v1/healthz", responses={503: _ERRORS[503]})

@@ -20,6 +20,7 @@ from __future__ import annotations
 from datetime import UTC, datetime
 from typing import Any
 
+from episeg.recall.hierarchical import RecallHit
 from episeg.types import Episode, Salience, ScoredEpisode, Turn, Verdict
 
 __all__ = [
@@ -148,6 +149,8 @@ def episode_view(episode: Episode, *, with_turns: bool = True) -> dict[str, Any]
         "summary": episode.summary,
         "opened_at": episode.opened_at,
         "closed_at": episode.closed_at,
+        "start": episode.start,
+        "end": episode.end,
         "turn_count": len(episode.turns),
         "first_turn_id": episode.turns[0].id if episode.turns else None,
         "last_turn_id": episode.turns[-1].id if episode.turns else None,
@@ -166,8 +169,11 @@ def episode_view(episode: Episode, *, with_turns: bool = True) -> dict[str, Any]
 
 
 def scored_view(hit: ScoredEpisode, *, with_turns: bool = True) -> dict[str, Any]:
-    """A recall result: the episode plus each weighted rerank term."""
-    return {
+    """A recall result: the episode, each weighted rerank term and, for a
+    :class:`~episeg.recall.hierarchical.RecallHit`, its dates, summary and the
+    matched turns that recall returned (``turns``/``turn_ids``; ``episode.turns``
+    holds the whole episode when ``with_turns``)."""
+    view: dict[str, Any] = {
         "score": hit.score,
         "recency": hit.recency,
         "importance": hit.importance,
@@ -176,3 +182,20 @@ def scored_view(hit: ScoredEpisode, *, with_turns: bool = True) -> dict[str, Any
         "importance_imputed": hit.importance_imputed,
         "episode": episode_view(hit.episode, with_turns=with_turns),
     }
+    if isinstance(hit, RecallHit):
+        view.update(
+            {
+                "episode_id": hit.episode_id,
+                "start": hit.start,
+                "end": hit.end,
+                "summary": hit.summary,
+                "reinforcement": hit.reinforcement,
+                "lexical": hit.lexical,
+                "words": hit.words,
+                "turn_ids": list(hit.turn_ids),
+                "turns": [turn_view(t) for t in hit.turns],
+                "neighbours_before": list(hit.neighbours_before),
+                "neighbours_after": list(hit.neighbours_after),
+            }
+        )
+    return view
