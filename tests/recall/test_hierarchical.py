@@ -153,7 +153,7 @@ class TestReinforcement:
         self, recaller: HierarchicalRecaller
     ) -> None:
         first = [(h.episode_id, h.positions) for h in recaller.recall("tomato sauce", k=3)]
-        for i in range(200):
+        for i in range(1000):
             recaller.recall(["zebra foal", "canary", "sun wall", "basil"][i % 4], k=3)
         assert [(h.episode_id, h.positions) for h in recaller.recall("tomato sauce", k=3)] == first
 
