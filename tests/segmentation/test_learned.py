@@ -25,6 +25,7 @@ from episeg.segmentation.learned import (
     load_model,
 )
 from episeg.segmentation.segmenter import Segmenter
+from episeg.segmentation.signals import PIVOT_REASON
 from episeg.segmentation.signals.drift import GradualDrift
 from episeg.testing import HashingEmbedder, ScriptedJudge
 from episeg.types import Decision, Episode, ObservedTurn, Turn, TurnType, Verdict
@@ -341,3 +342,28 @@ def test_learned_policy_rulings_come_first():
     ruling = Verdict("window", Decision.BOUNDARY, 1.0, "24 turns", authoritative=True)
     out = policy.weigh([ruling], ctx, [view(np.ones(3))])
     assert out.authoritative and out.decision is Decision.BOUNDARY
+
+
+def test_learned_policy_opens_at_an_announced_pivot_whatever_the_logit():
+    n = len(feature_names(0))
+    model = tiny_model(
+        vectors={},
+        vector_means={},
+        names=tuple(feature_names(0)),
+        weights=np.zeros(n),
+        means=np.zeros(n),
+        bias=-50.0,
+    )
+    policy = LearnedPolicy(model, min_turns=2)
+    pivot = Verdict("structural", Decision.BOUNDARY, 0.9, f"{PIVOT_REASON}: 'unrelated'")
+    ctx = EpisodeContext()
+    ctx.commit(view(np.ones(3)))
+    assert policy.weigh([pivot], ctx, [view(np.ones(3))]).decision is Decision.CONTINUE  # 1 < 2
+    ctx.commit(view(np.ones(3)))
+    out = policy.weigh([pivot], ctx, [view(np.ones(3))])
+    assert out.decision is Decision.BOUNDARY and not out.authoritative
+    assert out.reason.startswith("structural: user announces a new topic") and "logit" in out.reason
+    closed = policy.weigh([pivot], ctx, [view(np.ones(3))], hints_may_open=False)
+    assert closed.decision is Decision.CONTINUE
+    other = Verdict("structural", Decision.BOUNDARY, 0.7, "system-event (inferred)")
+    assert policy.weigh([other], ctx, [view(np.ones(3))]).decision is Decision.CONTINUE

@@ -5,7 +5,7 @@ from __future__ import annotations
 import pytest
 
 from episeg.config import CombinerConfig, EpisegConfig, WindowConfig
-from episeg.defaults import default_judge
+from episeg.defaults import default_embedder, default_judge
 from episeg.interfaces.demo import sample_turns
 from episeg.segmentation.segmenter import Segmenter
 from episeg.types import Turn
@@ -71,7 +71,25 @@ def test_learned_default_keeps_a_task_whole_across_its_tool_error(minilm):
     assert episodes[-1].boundary_verdicts[-1].reason.startswith("marker:")
     assert seg.trace is not None
     assert all(
-        t.verdicts[-1].reason.startswith(("learned logit", "marker:", "window:"))
+        t.verdicts[-1].reason.startswith(("learned", "marker:", "window:", "structural:"))
         for t in seg.trace
         if t.verdicts and t.verdicts[-1].signal == "combiner"
     )
+
+
+def test_default_stack_gives_auth_deploy_retry_on_the_sample_conversation():
+    """The product's promise on the bundled demo: three tasks, never one blob, never mid-task.
+
+    The real default stack (ONNX MiniLM, learned combiner, offline judge), as ``episeg demo``
+    builds it; the deploy may carry a sub-episode for the terraform lock (demo-12..15).
+    """
+    embedder = default_embedder()
+    episodes = Segmenter(embedder=embedder, judge=default_judge(embedder)).segment(sample_turns())
+    tasks: dict[str, list[str]] = {}  # top-level episode id -> its turns and its sub-episodes'
+    for e in episodes:
+        tasks.setdefault(e.parent_id or e.id, []).extend(e.turn_ids)
+    spans = [(ids[0], ids[-1]) for ids in tasks.values()]
+    assert spans == [("demo-00", "demo-07"), ("demo-08", "demo-15"), ("demo-16", "demo-19")]
+    assert [e.turns[0].id for e in episodes if e.parent_id] in ([], ["demo-12"])
+    deploy = next(e for e in episodes if e.turns[0].id == "demo-08")
+    assert any(v.reason.startswith("structural: user announces") for v in deploy.boundary_verdicts)

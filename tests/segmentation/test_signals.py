@@ -6,6 +6,7 @@ import numpy as np
 import pytest
 
 from episeg.segmentation.signals import (
+    PIVOT_REASON,
     AgentMarker,
     FixedWindow,
     GradualDrift,
@@ -14,6 +15,7 @@ from episeg.segmentation.signals import (
     StructuralTurnType,
     infer_turn_type,
     scan_markers,
+    topic_pivot,
 )
 from episeg.testing import ScriptedJudge
 from episeg.types import Decision, Turn, TurnType, Verdict
@@ -98,6 +100,34 @@ class TestStructural:
     def test_correction_continues(self):
         v = StructuralTurnType().update(observed(kind="user-correction"))
         assert v.decision is Decision.CONTINUE and v.score == 1.0
+
+    @pytest.mark.parametrize(
+        ("text", "phrase"),
+        [
+            ("Login works now, thanks. Different question: how do I deploy?", "different question"),
+            ("different QUESTION - where are the logs?", "different question"),
+            ("Unrelated: is the cache warm?", "unrelated"),
+            ("Ok, another question, is the key rotated?", "another question"),
+            ("Switching gears, the retry logging.", "switching gears"),
+            ("On another note: billing.", "on another note"),
+            ("Moving on to the deploy.", "moving on to"),
+            ("One more thing, the cron job.", "one more thing"),
+            ("That is a different question.", None),
+            ("The error is unrelated to auth.", None),
+            ("thanks!", None),
+        ],
+    )
+    def test_topic_pivot_matches_at_a_sentence_start(self, text, phrase):
+        assert topic_pivot(text) == phrase
+
+    def test_announced_pivot_is_a_boundary_hint_for_user_turns_only(self):
+        text = "Thanks. Different question: how do I bump the deploy version?"
+        v = StructuralTurnType().update(observed(text))
+        assert v.decision is Decision.BOUNDARY and not v.authoritative
+        assert v.reason.startswith(PIVOT_REASON) and "different question" in v.reason
+        assert StructuralTurnType().update(observed(text, actor="assistant")).decision is (
+            Decision.ABSTAIN
+        )
 
 
 class TestFixedWindow:

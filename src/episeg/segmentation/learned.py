@@ -41,7 +41,8 @@ import numpy as np
 from episeg.errors import ConfigError
 from episeg.segmentation.features import EpisodeContext, TurnView, boundary_features
 from episeg.segmentation.policy import Outcome
-from episeg.types import Decision, ObservedTurn, Verdict
+from episeg.segmentation.signals.structural import PIVOT_REASON
+from episeg.types import Decision, ObservedTurn, SignalName, Verdict
 
 __all__ = [
     "CHAT_WEIGHTS",
@@ -226,7 +227,12 @@ class LearnedPolicy:
        turn (``hint_actors``: a tool result or an assistant reply is never cut
        off from what it answers, so a tool error mid-task cannot split it).
        The model does not cut an episode shorter than ``min_turns``.
-    3. A logit within ``band`` of the threshold is *uncertain*: a judge, if
+    3. A user's announced topic pivot (the structural signal's hint whose
+       reason starts with :data:`~episeg.segmentation.signals.structural.PIVOT_REASON`,
+       e.g. "Different question: ...") opens an episode whatever the logit,
+       under the same conditions as the model (``hint_actors``, ``min_turns``);
+       the reason names the cue and the logit.
+    4. A logit within ``band`` of the threshold is *uncertain*: a judge, if
        configured and gated in, decides there (see :meth:`resolve`).
 
     The reason names the logit, the threshold and the features that drove it.
@@ -325,6 +331,11 @@ class LearnedPolicy:
             f"learned logit {logit:+.2f} vs threshold {self.threshold:+.2f} "
             f"(p={self.model.probability(logit):.2f})"
         )
+        pivot = [v for v in verdicts if _is_pivot(v)]
+        if pivot:
+            return Outcome(
+                Decision.BOUNDARY, logit, False, False, f"structural: {pivot[0].reason}; {reason}"
+            )
         ambiguous = abs(logit - self.threshold) < self.band
         opens = logit >= self.threshold
         if opens or ambiguous:  # the features that drove it, for the verdict trail
@@ -356,6 +367,14 @@ class LearnedPolicy:
             f"{cheap.reason}; judge: {judge.reason}",
             judged=True,
         )
+
+
+def _is_pivot(verdict: Verdict) -> bool:
+    return (
+        verdict.signal == SignalName.STRUCTURAL.value
+        and verdict.decision is Decision.BOUNDARY
+        and verdict.reason.startswith(PIVOT_REASON)
+    )
 
 
 _LOADED: dict[Path, BoundaryModel] = {}

@@ -1,6 +1,7 @@
 """The five boundary signals, each a small class with ``update(turn) -> Verdict``.
 
-Cheapest first: :class:`AgentMarker` (5), :class:`StructuralTurnType` (4),
+Cheapest first: :class:`AgentMarker` (5), :class:`StructuralTurnType` (4, with the
+user's announced topic pivot, :func:`topic_pivot`),
 :class:`FixedWindow` (1), :class:`SemanticShift` and :class:`GradualDrift` (2),
 :class:`PredictionError` (3, judge-backed and gated).
 """
@@ -10,11 +11,19 @@ from episeg.segmentation.signals.factory import ALL_SIGNALS, build_prediction, b
 from episeg.segmentation.signals.marker import AgentMarker, scan_markers
 from episeg.segmentation.signals.prediction import PredictionError
 from episeg.segmentation.signals.semantic import SemanticShift
-from episeg.segmentation.signals.structural import StructuralTurnType, infer_turn_type
+from episeg.segmentation.signals.structural import (
+    PIVOT_PHRASES,
+    PIVOT_REASON,
+    StructuralTurnType,
+    infer_turn_type,
+    topic_pivot,
+)
 from episeg.segmentation.signals.window import FixedWindow
 
 __all__ = [
     "ALL_SIGNALS",
+    "PIVOT_PHRASES",
+    "PIVOT_REASON",
     "AgentMarker",
     "FixedWindow",
     "GradualDrift",
@@ -25,4 +34,5 @@ __all__ = [
     "build_signals",
     "infer_turn_type",
     "scan_markers",
+    "topic_pivot",
 ]

@@ -6,11 +6,21 @@ continues the current episode. Types supplied by the harness are trusted;
 inferred types are hints only (type fidelity is this signal's failure mode),
 and only a harness-supplied ``system-event`` is authoritative.
 
+One more cue, from the text: a user who *announces* a new topic ("Different
+question: ...", "Unrelated: ...", "Switching gears, ...") at the start of one
+of the turn's sentences gets a ``boundary`` hint whose reason starts with
+:data:`PIVOT_REASON` (:func:`topic_pivot`; the phrases are :data:`PIVOT_PHRASES`).
+The learned combiner treats it as a strong hint, not a ruling.
+
 >>> from episeg.types import Turn
 >>> infer_turn_type(Turn(actor="tool", text="Traceback: KeyError 'jwt'", ts=0)).value
 'tool-error'
 >>> infer_turn_type(Turn(actor="user", text="No, I meant the staging cluster", ts=0)).value
 'user-correction'
+>>> topic_pivot("Login works now, thanks. Different question: how do I deploy?")
+'different question'
+>>> topic_pivot("That is a different question from mine.") is None
+True
 """
 
 from __future__ import annotations
@@ -20,9 +30,57 @@ import re
 from episeg.text import is_tool_error, is_user_correction
 from episeg.types import Actor, Decision, ObservedTurn, SignalName, Turn, TurnType, Verdict
 
-__all__ = ["StructuralTurnType", "infer_turn_type"]
+__all__ = ["PIVOT_PHRASES", "PIVOT_REASON", "StructuralTurnType", "infer_turn_type", "topic_pivot"]
 
 _CALL = re.compile(r"^\s*(\{|calling\b|call\b|run(ning)?\b|\$ |`)", re.IGNORECASE)
+
+PIVOT_PHRASES = (
+    "different question",
+    "another question",
+    "unrelated question",
+    "unrelated",
+    "new topic",
+    "new question",
+    "change of topic",
+    "change of subject",
+    "changing the subject",
+    "changing topics",
+    "switching gears",
+    "switching topics",
+    "on another note",
+    "on a different note",
+    "on an unrelated note",
+    "moving on to",
+    "separate issue",
+    "separate question",
+    "one more thing",
+    "totally different",
+    "completely different",
+)
+"""User phrases that announce a new topic, matched case-insensitively at the
+start of a sentence of a user turn (after optional "ok", "also", "now", "a"/"an"
+and "quick"), followed by ``:``, ``,``, ``-``, ``.``, ``?`` or a word break."""
+PIVOT_REASON = "user announces a new topic"
+
+_LEAD = (
+    r"(?:(?:ok(?:ay)?|also|so|now|alright|right|and|but)[,.]?\s+)*(?:(?:a|an|one)\s+)?(?:quick\s+)?"
+)
+_PIVOT = re.compile(
+    r"(?:^|[.!?;]\s+|\n\s*)"
+    + _LEAD
+    + "("
+    + "|".join(
+        re.escape(p).replace(r"\ ", r"\s+") for p in sorted(PIVOT_PHRASES, key=len, reverse=True)
+    )
+    + r")\b",
+    re.IGNORECASE,
+)
+
+
+def topic_pivot(text: str) -> str | None:
+    """The pivot phrase that starts a sentence of ``text`` (lower-cased), else ``None``."""
+    match = _PIVOT.search(text)
+    return " ".join(match.group(1).lower().split()) if match else None
 
 
 def infer_turn_type(turn: Turn) -> TurnType:
@@ -74,6 +132,8 @@ class StructuralTurnType:
                 f"system-event ({source})",
                 authoritative=supplied,
             )
+        if turn.turn.actor is Actor.USER and (phrase := topic_pivot(turn.text)) is not None:
+            return Verdict(self.name, Decision.BOUNDARY, 0.9, f"{PIVOT_REASON}: '{phrase}'")
         if kind is TurnType.USER_QUESTION and previous is TurnType.TOOL_ERROR:
             return Verdict(
                 self.name,
