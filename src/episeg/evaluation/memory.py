@@ -547,8 +547,8 @@ def format_markdown(result: dict[str, Any]) -> str:
     if sal:
         lines.append(
             f"Salience AUC for 'episode holds evidence' ({sal['episodes']} episodes, "
-            f"{sal['with_evidence']} with evidence): raw {sal['auc_salience']:.3f}, "
-            f"turn count alone {sal['auc_turn_count']:.3f}, within length bins "
+            f"{sal['with_evidence']} with evidence): raw {_fmt(sal['auc_salience'])}, "
+            f"turn count alone {_fmt(sal['auc_turn_count'])}, within length bins "
             f"{_fmt(sal['auc_salience_within_length_bins'])}."
         )
     d = result["evidence_defects"]

@@ -1,0 +1,84 @@
+"""episeg eval memory on a small synthetic LoCoMo-format file (never the real data)."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+
+from episeg.evaluation.locomo import load_locomo
+from episeg.evaluation.memory import format_markdown, main, run_memory_eval
+
+SESSION_1 = [
+    ("Ann", "I adopted a grey cat named Pixel from the shelter last week."),
+    ("Bob", "Congrats! How is Pixel settling in?"),
+    ("Ann", "Pixel hides under the sofa but eats well."),
+    ("Bob", "My team shipped the billing release on Friday."),
+]
+SESSION_2 = [
+    ("Bob", "I started learning the cello in March."),
+    ("Ann", "Nice, do you take lessons?"),
+    ("Bob", "Yes, every Tuesday evening with a teacher downtown."),
+]
+
+
+def _sample() -> dict[str, object]:
+    conv: dict[str, object] = {"speaker_a": "Ann", "speaker_b": "Bob"}
+    for n, (when, turns) in enumerate(
+        (("1:56 pm on 8 May, 2023", SESSION_1), ("10:00 am on 20 June, 2023", SESSION_2)), 1
+    ):
+        conv[f"session_{n}_date_time"] = when
+        conv[f"session_{n}"] = [
+            {"speaker": s, "dia_id": f"D{n}:{i + 1}", "text": t} for i, (s, t) in enumerate(turns)
+        ]
+    qa = [
+        {"question": "What is the name of Ann's cat?", "evidence": ["D1:1"], "category": 4},
+        {"question": "When does Bob take cello lessons?", "evidence": ["D:2:3"], "category": 2},
+        {"question": "What did Bob's team ship?", "evidence": ["D1:4; D9:9"], "category": 1},
+        {"question": "Unanswerable?", "evidence": ["D1:2"], "category": 5},
+        {"question": "Broken evidence", "evidence": ["D"], "category": 4},
+    ]
+    return {"sample_id": "conv-x", "conversation": conv, "qa": qa}
+
+
+@pytest.fixture
+def data(tmp_path: Path) -> Path:
+    path = tmp_path / "locomo_dev.json"
+    path.write_text(json.dumps([_sample()]), encoding="utf-8")
+    return path
+
+
+class TestLoad:
+    def test_evidence_is_normalised_and_defects_counted(self, data: Path) -> None:
+        convs, defects = load_locomo(data)
+        (conv,) = convs
+        assert [q.evidence for q in conv.questions] == [("D1:1",), ("D2:3",), ("D1:4",)]
+        assert (defects.normalised, defects.dropped_malformed, defects.dropped_outside) == (1, 1, 1)
+        assert defects.questions_without_evidence == 1
+        assert conv.turns[0].text.startswith("Ann: ") and conv.turns[0].ts == 1683554160.0
+        assert conv.turns[1].ts == conv.turns[0].ts + 30.0
+
+
+@pytest.mark.slow
+class TestRun:
+    def test_run_and_markdown(self, data: Path, tmp_path: Path) -> None:
+        result = run_memory_eval(data, budgets=(10, 40), rounds=50, workdir=tmp_path)
+        assert result["questions"] == 3
+        names = [m["name"] for m in result["methods"]]
+        assert names[0].startswith("episeg") and "BM25 + cosine RRF over turns" in names
+        for m in result["methods"]:
+            assert 0.0 <= m["recall@10w"] <= m["recall@40w"] <= 1.0
+            assert m["words@10w"] <= 10 and m["words@40w"] <= 40
+        assert len(result["ablation"]) == 8
+        assert result["recall_latency_ms"]["calls"] == 6
+        text = format_markdown(result)
+        assert "| **episeg Memory.recall (defaults)** |" in text and "Ablation" in text
+
+    def test_cli(self, data: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+        out = tmp_path / "out.json"
+        args = ["--data", str(data), "--budgets", "20", "--no-ablation", "--bootstrap", "20"]
+        assert main([*args, "--json", str(out)]) == 0
+        assert "20 words" in capsys.readouterr().out
+        assert json.loads(out.read_text())["ablation"] == []
+        assert main(["--data", str(tmp_path / "missing")]) == 2
