@@ -1,9 +1,11 @@
 """Segmentation: cut a turn stream into episodes.
 
 :class:`Segmenter` (``segmenter``) takes one turn at a time per (user,
-session): ``intake`` validates it and strips agent markers, the five
-``signals`` each give a :class:`~episeg.types.Verdict`, :class:`BoundaryPolicy`
-(``policy``) decides, ``episode`` builds the open episode, ``state`` keeps each
+session): ``intake`` validates it and strips agent markers; ``decide`` runs the
+per-turn step: the five ``signals`` each give a :class:`~episeg.types.Verdict`
+and the combiner decides (``learned``: the default learned combiner over the
+boundary ``model`` and its ``features``; ``policy``: the hand-set
+:class:`BoundaryPolicy`); ``episode`` builds the open episode, ``state`` keeps each
 session's state and ``checkpoint`` the state a crashed session resumes from.
 :meth:`Segmenter.observe` returns a :class:`Step` saying what the turn did;
 ``tap`` records the judge's answers for the journal and replays them.

@@ -15,6 +15,7 @@ from dataclasses import asdict, dataclass
 from typing import Any
 
 from episeg.errors import JournalError
+from episeg.segmentation.state import SessionState
 from episeg.types import Verdict
 
 __all__ = ["SessionCheckpoint"]
@@ -46,6 +47,32 @@ class SessionCheckpoint:
     summary: str = ""
     prediction_summary: str = ""
     prediction_since_check: int = 0
+
+    @classmethod
+    def of(cls, state: SessionState, user: str, session: str) -> SessionCheckpoint:
+        """The checkpoint of ``state``'s open episode (take it right after its first turn)."""
+        n = len(state.open.turns)
+        return cls(
+            user=user,
+            session=session,
+            seq=state.intake.seq - n,
+            position=state.positions - n,
+            top_level_id=state.top_level_id,
+            parent_id=state.open.parent_id,
+            opening_verdicts=state.open.opening_verdicts,
+            summary=state.open.summary,
+            prediction_summary=state.prediction.summary if state.prediction else "",
+            prediction_since_check=state.prediction.since_check if state.prediction else 0,
+        )
+
+    def restore(self, state: SessionState) -> None:
+        """Put the opening state back on ``state`` after replaying the open episode's first turn."""
+        state.open.opening_verdicts = self.opening_verdicts
+        state.open.parent_id, state.open.summary = self.parent_id, self.summary
+        state.top_level_id = self.top_level_id
+        if state.prediction is not None:
+            state.prediction.summary = self.prediction_summary
+            state.prediction.since_check = self.prediction_since_check
 
     def to_json(self) -> str:
         """JSON with the verdict scores exact."""

@@ -34,21 +34,20 @@ from dataclasses import replace
 
 import numpy as np
 
-from episeg.config import EpisegConfig, JudgeGate
+from episeg.config import EpisegConfig
 from episeg.defaults import default_embedder
 from episeg.errors import ConfigError
 from episeg.segmentation.checkpoint import SessionCheckpoint
+from episeg.segmentation.decide import TurnDecider
 from episeg.segmentation.episode import OpenEpisode
-from episeg.segmentation.features import EpisodeContext, TurnView
 from episeg.segmentation.intake import PreparedTurn, SessionIntake
-from episeg.segmentation.learned import CHAT_WEIGHTS, LearnedPolicy, load_model
-from episeg.segmentation.policy import BoundaryPolicy, Outcome
-from episeg.segmentation.signals import SemanticShift, infer_turn_type
-from episeg.segmentation.signals.factory import ALL_SIGNALS, build_prediction, build_signals
+from episeg.segmentation.learned import LearnedPolicy, learned_policy
+from episeg.segmentation.policy import BoundaryPolicy
+from episeg.segmentation.signals.factory import ALL_SIGNALS
 from episeg.segmentation.state import SessionState, TurnTrace
 from episeg.segmentation.step import Step
 from episeg.segmentation.tap import JudgeTap
-from episeg.types import Decision, Episode, ObservedTurn, SignalName, Turn, Verdict
+from episeg.types import Episode, SignalName, Turn
 from episeg.typing import Embedder, Judge
 
 __all__ = ["ALL_SIGNALS", "Segmenter", "Step", "TurnTrace"]
@@ -102,19 +101,27 @@ class Segmenter:
             raise ConfigError("the 'prediction' signal needs a judge (pass judge=...)")
         self.signals = frozenset(SignalName.parse(s) for s in chosen)
         self.policy = BoundaryPolicy.from_config(self.config)
-        self.learned = _learned_policy(self.config, self.embedder)
-        """The learned combiner (``None`` when ``combiner.kind`` is ``layered``)."""
         self.trace: list[TurnTrace] | None = [] if keep_trace else None
         self._sessions: dict[tuple[str, str], SessionState] = {}
-        self._counters = {
-            "turns": 0,
-            "episodes": 0,
-            "embed_calls": 0,
-            "embed_batches": 0,
-            "judge_calls": 0,
-            "judge_failures": 0,
-            "duplicates": 0,
-        }
+        self._counters: dict[str, int] = {}  # the decider fills in every counter
+        self._decider = TurnDecider(
+            self.config,
+            enabled=self.signals,
+            policy=self.policy,
+            learned=learned_policy(self.config, self.embedder),
+            tap=self.tap,
+            trace=self.trace,
+            counters=self._counters,
+        )
+
+    @property
+    def learned(self) -> LearnedPolicy | None:
+        """The learned combiner (``None`` when ``combiner.kind`` is ``layered``)."""
+        return self._decider.learned
+
+    @learned.setter
+    def learned(self, policy: LearnedPolicy | None) -> None:
+        self._decider.learned = policy
 
     # -- public API -------------------------------------------------------------------
     @property
@@ -131,7 +138,7 @@ class Segmenter:
             return Step()
         try:
             vector = self._embed([prepared.turn.text])[0]
-            step = self._step(session, prepared, vector)
+            step = self._decider.step(session, prepared, vector)
             record = self.tap.take(prepared.turn.id or "") if self.tap is not None else None
         finally:
             if self.tap is not None:
@@ -162,7 +169,7 @@ class Segmenter:
         for (u, s), state in self._sessions.items():
             wanted = (user is None or u == user) and (session is None or s == session)
             if wanted and state.open.turns:
-                closed.append(self._close(state, ()))
+                closed.append(self._decider.close(state, ()))
                 state.open = OpenEpisode(user=u, session=s)
         return closed
 
@@ -177,20 +184,7 @@ class Segmenter:
         Take it right after the turn that opened the episode (the summaries
         are those of that moment).
         """
-        state = self._sessions[(user, session)]
-        n = len(state.open.turns)
-        return SessionCheckpoint(
-            user=user,
-            session=session,
-            seq=state.intake.seq - n,
-            position=state.positions - n,
-            top_level_id=state.top_level_id,
-            parent_id=state.open.parent_id,
-            opening_verdicts=state.open.opening_verdicts,
-            summary=state.open.summary,
-            prediction_summary=state.prediction.summary if state.prediction else "",
-            prediction_since_check=state.prediction.since_check if state.prediction else 0,
-        )
+        return SessionCheckpoint.of(self._sessions[(user, session)], user, session)
 
     def resume(
         self,
@@ -225,7 +219,7 @@ class Segmenter:
         last_ts: float | None,
     ) -> list[Episode]:
         key = (checkpoint.user, checkpoint.session)
-        state = self._sessions[key] = self._fresh(checkpoint.user, checkpoint.session)
+        state = self._sessions[key] = self._decider.fresh(checkpoint.user, checkpoint.session)
         state.intake.seq, state.positions = checkpoint.seq, checkpoint.position
         state.intake.seen_ids = set(seen_ids) - {t.id for t, _ in turns}
         closed: list[Episode] = []
@@ -234,17 +228,9 @@ class Segmenter:
             if prepared is None:
                 self._duplicate(turn)
                 continue
-            closed.extend(self._step(state, prepared, vector).closed)
+            closed.extend(self._decider.step(state, prepared, vector).closed)
             if n == 0:
-                state.open.opening_verdicts = checkpoint.opening_verdicts
-                state.open.parent_id, state.open.summary = (
-                    checkpoint.parent_id,
-                    checkpoint.summary,
-                )
-                state.top_level_id = checkpoint.top_level_id
-                if state.prediction is not None:
-                    state.prediction.summary = checkpoint.prediction_summary
-                    state.prediction.since_check = checkpoint.prediction_since_check
+                checkpoint.restore(state)
         if last_ts is not None:
             state.intake.last_ts = last_ts
         return closed
@@ -275,7 +261,7 @@ class Segmenter:
             vectors = self._embed([p.turn.text for _, p in accepted])
             episodes: list[Episode] = []
             for (state, prepared), vector in zip(accepted, vectors, strict=True):
-                episodes.extend(self._step(state, prepared, vector).closed)
+                episodes.extend(self._decider.step(state, prepared, vector).closed)
             episodes.extend(self.flush())
             return episodes
         finally:
@@ -288,16 +274,8 @@ class Segmenter:
         key = (turn.user, turn.session)
         state = self._sessions.get(key)
         if state is None:
-            state = self._sessions[key] = self._fresh(turn.user, turn.session)
+            state = self._sessions[key] = self._decider.fresh(turn.user, turn.session)
         return state
-
-    def _fresh(self, user: str, session: str) -> SessionState:
-        return SessionState(
-            intake=SessionIntake(session_key=(user, session)),
-            signals=build_signals(self.config, self.signals),
-            prediction=build_prediction(self.config, judge=self.tap, enabled=self.signals),
-            open=OpenEpisode(user=user, session=session),
-        )
 
     def _embed(self, texts: list[str]) -> np.ndarray:
         limit = self.config.embedding.max_chars
@@ -309,166 +287,3 @@ class Segmenter:
     def _duplicate(self, turn: Turn) -> None:
         self._counters["duplicates"] += 1
         log.info("skipped duplicate turn id %r in session %r", turn.id, turn.session)
-
-    def _step(self, state: SessionState, prepared: PreparedTurn, vector: np.ndarray) -> Step:
-        self._counters["turns"] += 1
-        observed = ObservedTurn(
-            turn=prepared.turn,
-            text=prepared.turn.text,
-            embedding=vector,
-            position=state.positions,
-            inferred_type=infer_turn_type(prepared.turn),
-            markers=prepared.markers,
-        )
-        state.positions += 1
-        verdicts = [signal.update(observed) for signal in state.signals.values()]
-        view = self.learned.view(observed) if self.learned is not None else None
-        if not state.open.turns:  # first turn of the session: nothing to close
-            self._open(state, observed, ())
-            self._commit_features(state, view, opened=True)
-            self._record(state, observed, Decision.CONTINUE, tuple(verdicts))
-            return Step(observed.turn, vector, opened=True, verdicts=tuple(verdicts))
-        hints_may_open = self.policy.hints_may_open(observed.turn.actor)
-        if self.learned is not None and view is not None:
-            outcome = self.learned.weigh(
-                verdicts, state.features, [view], hints_may_open=hints_may_open
-            )
-        else:
-            outcome = self.policy.weigh(verdicts, hints_may_open=hints_may_open)
-        if hints_may_open:
-            outcome = self._consult_judge(state, observed, outcome, verdicts)
-        elif state.prediction is not None:
-            state.prediction.record(observed)
-        verdict = outcome.as_verdict()
-        verdicts.append(verdict)
-        frozen = tuple(verdicts)
-        self._record(state, observed, outcome.decision, frozen)
-        self._commit_features(state, view, opened=outcome.decision.opens_episode)
-        if not outcome.decision.opens_episode:
-            state.open.add(observed.turn, observed.embedding)
-            return Step(observed.turn, vector, verdict=verdict, verdicts=frozen)
-        log.info(
-            "boundary before turn %s (%s): %s",
-            observed.turn.id,
-            outcome.decision.value,
-            outcome.reason,
-        )
-        closed = self._close(state, frozen)
-        parent = state.top_level_id if outcome.decision is Decision.SUB_EPISODE else None
-        summary = state.prediction.summary if outcome.judged and state.prediction else ""
-        self._open(state, observed, frozen, parent_id=parent, summary=summary)
-        return Step(observed.turn, vector, (closed,), True, verdict, frozen)
-
-    def _consult_judge(
-        self, state: SessionState, observed: ObservedTurn, outcome: Outcome, verdicts: list[Verdict]
-    ) -> Outcome:
-        prediction = state.prediction
-        if prediction is None or outcome.authoritative:
-            return outcome
-        gate = self.config.judge.gate
-        ask = outcome.ambiguous and gate in (JudgeGate.AMBIGUOUS, JudgeGate.BOTH)
-        calls, failures = prediction.calls, prediction.failures
-        verdict = prediction.update(observed, ask=ask)
-        self._counters["judge_calls"] += prediction.calls - calls
-        self._counters["judge_failures"] += prediction.failures - failures
-        verdicts.append(verdict)
-        if prediction.calls == calls:
-            return outcome
-        if verdict.decision is Decision.CONTINUE:
-            state.open.summary = prediction.summary
-        resolver = self.learned if self.learned is not None else self.policy
-        return resolver.resolve(outcome, verdict)
-
-    @staticmethod
-    def _commit_features(state: SessionState, view: TurnView | None, *, opened: bool) -> None:
-        """Fold the turn into the learned combiner's episode context (fresh at a boundary)."""
-        if view is None:
-            return
-        if opened:
-            state.features = EpisodeContext()
-        state.features.commit(view)
-
-    def _open(
-        self,
-        state: SessionState,
-        observed: ObservedTurn,
-        verdicts: tuple[Verdict, ...],
-        *,
-        parent_id: str | None = None,
-        summary: str = "",
-    ) -> None:
-        turn = observed.turn
-        state.open = OpenEpisode(
-            user=turn.user,
-            session=turn.session,
-            opening_verdicts=verdicts,
-            parent_id=parent_id,
-            summary=summary,
-        )
-        state.open.add(turn, observed.embedding)
-        if parent_id is None:
-            state.top_level_id = state.open.id
-        for signal in state.signals.values():
-            signal.reset(observed)
-        if state.prediction is not None:
-            state.prediction.reset(observed)
-
-    def _close(self, state: SessionState, verdicts: tuple[Verdict, ...]) -> Episode:
-        self._counters["episodes"] += 1
-        return state.open.close(closing_verdicts=verdicts)
-
-    def _record(
-        self,
-        state: SessionState,
-        observed: ObservedTurn,
-        decision: Decision,
-        verdicts: tuple[Verdict, ...],
-    ) -> None:
-        if self.trace is None:
-            return
-        semantic = state.signals.get(SignalName.SEMANTIC)
-        distance = semantic.last_distance if isinstance(semantic, SemanticShift) else None
-        self.trace.append(
-            TurnTrace(
-                observed.turn.user,
-                observed.turn.session,
-                observed.turn.id or "",
-                observed.position,
-                decision,
-                verdicts,
-                distance,
-            )
-        )
-
-
-def _learned_policy(config: EpisegConfig, embedder: Embedder) -> LearnedPolicy | None:
-    """The learned combiner ``config.combiner`` asks for (``None``: the layered policy)."""
-    spec = config.combiner
-    if spec.kind == "layered":
-        return None
-    path = CHAT_WEIGHTS if spec.weights == "chat" else spec.weights
-    model = load_model(path)
-    trained_on = str(model.meta.get("embedder", ""))
-    dims = {len(v) for v in model.vectors.values()}
-    if trained_on not in embedder.name or dims - {embedder.dim}:
-        problem = (
-            f"the boundary model was trained on {trained_on} ({', '.join(map(str, dims))} dims); "
-            f"the embedder is {embedder.name} ({embedder.dim} dims)"
-        )
-        if spec.kind == "learned":
-            raise ConfigError(f"combiner.kind 'learned': {problem}")
-        log.info("combiner.kind 'auto' uses the layered policy: %s", problem)
-        return None
-    if model.lookahead:
-        raise ConfigError(
-            f"combiner.weights {spec.weights!r} reads {model.lookahead} later turn(s); "
-            "the streaming segmenter takes lookahead-0 models only"
-        )
-    return LearnedPolicy(
-        model,
-        threshold=spec.threshold,
-        band=spec.band,
-        hint_actors=tuple(config.policy.hint_actors),
-        roles_known=spec.roles_known,
-        min_turns=spec.min_turns,
-    )

@@ -1,0 +1,221 @@
+"""The learned boundary model's weights: a logistic regression collapsed to numpy dot products.
+
+Trained by ``episeg train segmenter`` (:mod:`episeg.evaluation.train_segmenter`)
+on the DEV corpora's train parts; the shipped weights are
+``segmentation/weights/boundary.npz`` with ``MODEL_CARD.md`` beside them. The
+model's logit for "turn ``t`` opens a new episode" is::
+
+    bias + w . x + w_turn . e + w_shift . (A - B) + w_agree . (A * B)
+
+with ``x`` the hand features and ``e, A, B`` the embedding terms of
+:func:`~episeg.segmentation.features.boundary_features`. The three 384-dim
+weight vectors are the logistic regression's weights on PCA projections
+folded back through the projection, so inference is four dot products.
+
+:meth:`BoundaryModel.contributions` says which features drove a score: each
+term's weight times its deviation from the training mean, largest first; the
+verdict trail records the top ones.
+
+>>> import numpy as np
+>>> m = BoundaryModel(names=("a", "b"), weights=np.array([2.0, -1.0]), bias=-0.5,
+...                   vectors={"turn": np.array([1.0, 0.0])}, lookahead=0, threshold=0.0,
+...                   band=0.5, means=np.zeros(2), vector_means={"turn": np.zeros(2)})
+>>> x, e = np.array([1.0, 0.5]), np.array([0.5, 0.5])
+>>> round(m.logit(x, e, e, e), 3)
+1.5
+>>> [(name, round(v, 2)) for name, v in m.contributions(x, e, e, e, top=2)]
+[('a', 2.0), ('b', -0.5)]
+"""
+
+from __future__ import annotations
+
+import json
+import math
+from collections.abc import Collection, Mapping
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+
+from episeg.errors import ConfigError
+
+__all__ = [
+    "CHAT_WEIGHTS",
+    "DEFAULT_WEIGHTS",
+    "VECTOR_TERMS",
+    "WEIGHTS_DIR",
+    "BoundaryModel",
+    "load_model",
+]
+
+WEIGHTS_DIR = Path(__file__).with_name("weights")
+DEFAULT_WEIGHTS = WEIGHTS_DIR / "boundary.npz"
+CHAT_WEIGHTS = WEIGHTS_DIR / "chat.npz"
+VECTOR_TERMS = ("turn", "shift", "agree")
+_LABELS = {"turn": "turn-embedding", "shift": "context-shift", "agree": "context-agreement"}
+
+
+def _terms(e: np.ndarray, a: np.ndarray, b: np.ndarray) -> dict[str, np.ndarray]:
+    return {"turn": e, "shift": a - b, "agree": a * b}
+
+
+@dataclass(frozen=True)
+class BoundaryModel:
+    """Weights of the learned combiner (see the module docstring).
+
+    Parameters
+    ----------
+    names
+        Hand feature names, in :func:`~episeg.segmentation.features.feature_names` order.
+    weights, bias
+        Linear weights on the hand features and the intercept.
+    vectors
+        Weight vectors for the embedding terms (``turn``, ``shift``, ``agree``).
+    lookahead
+        How many later turns the features peek at (0 = pure streaming).
+    threshold
+        Default decision threshold on the logit.
+    band
+        Half-width of the uncertain band around ``threshold`` (the judge's band).
+    means, vector_means
+        Training means of the features and the terms (for :meth:`contributions`).
+    meta
+        Training provenance (data files, parts, seed, scores), kept as JSON.
+    """
+
+    names: tuple[str, ...]
+    weights: np.ndarray
+    bias: float
+    vectors: Mapping[str, np.ndarray]
+    lookahead: int
+    threshold: float
+    band: float
+    means: np.ndarray
+    vector_means: Mapping[str, np.ndarray]
+    meta: Mapping[str, Any] = field(default_factory=dict)
+
+    def __post_init__(self) -> None:
+        if len(self.names) != len(self.weights) or len(self.means) != len(self.weights):
+            raise ConfigError("boundary model: names, weights and means differ in length")
+        unknown = set(self.vectors) - set(VECTOR_TERMS)
+        if unknown:
+            raise ConfigError(f"boundary model: unknown vector terms {sorted(unknown)}")
+        if self.lookahead < 0 or self.band < 0:
+            raise ConfigError("boundary model: lookahead and band must be >= 0")
+
+    # -- scoring ----------------------------------------------------------------------
+    def logit(self, x: np.ndarray, e: np.ndarray, a: np.ndarray, b: np.ndarray) -> float:
+        """The boundary logit of one turn."""
+        total = self.bias + float(self.weights @ x)
+        for name, vec in _terms(e, a, b).items():
+            w = self.vectors.get(name)
+            if w is not None:
+                total += float(w @ vec)
+        return total
+
+    def without(self, ablate: Collection[str]) -> BoundaryModel:
+        """The model with features / terms in ``ablate`` held at their training mean.
+
+        For ablations: a name is a hand feature or ``turn-embedding``,
+        ``context-shift``, ``context-agreement``; its contribution becomes 0.
+        """
+        labels = {label: term for term, label in _LABELS.items()}
+        unknown = set(ablate) - set(self.names) - set(labels)
+        if unknown:
+            raise ConfigError(f"cannot ablate unknown feature(s) {sorted(unknown)}")
+        weights, bias = self.weights.copy(), self.bias
+        for i, name in enumerate(self.names):
+            if name in ablate:
+                bias += float(weights[i] * self.means[i])
+                weights[i] = 0.0
+        vectors = dict(self.vectors)
+        for label in set(ablate) & set(labels):
+            w = vectors.pop(labels[label], None)
+            if w is not None:
+                bias += float(w @ self.vector_means[labels[label]])
+        return BoundaryModel(
+            names=self.names,
+            weights=weights,
+            bias=bias,
+            vectors=vectors,
+            lookahead=self.lookahead,
+            threshold=self.threshold,
+            band=self.band,
+            means=self.means,
+            vector_means=self.vector_means,
+            meta={**self.meta, "ablated": sorted(ablate)},
+        )
+
+    @staticmethod
+    def probability(logit: float) -> float:
+        return 1.0 / (1.0 + math.exp(-logit)) if logit > -500 else 0.0
+
+    def contributions(
+        self, x: np.ndarray, e: np.ndarray, a: np.ndarray, b: np.ndarray, *, top: int = 3
+    ) -> list[tuple[str, float]]:
+        """The ``top`` terms by |weight x (value - training mean)|, signed, largest first."""
+        parts = [
+            (n, float(w * (v - m)))
+            for n, w, v, m in zip(self.names, self.weights, x, self.means, strict=True)
+        ]
+        for name, vec in _terms(e, a, b).items():
+            w = self.vectors.get(name)
+            if w is not None:
+                parts.append((_LABELS[name], float(w @ (vec - self.vector_means[name]))))
+        parts.sort(key=lambda p: -abs(p[1]))
+        return parts[:top]
+
+    # -- persistence ------------------------------------------------------------------
+    def save(self, path: str | Path) -> None:
+        """Write the weights as a small ``.npz`` (float32 vectors, JSON metadata)."""
+        arrays: dict[str, Any] = {
+            "names": np.array(self.names),
+            "weights": np.asarray(self.weights, dtype=np.float64),
+            "means": np.asarray(self.means, dtype=np.float64),
+            "scalars": np.array([self.bias, self.threshold, self.band, self.lookahead]),
+            "meta": np.array(json.dumps(dict(self.meta), sort_keys=True)),
+        }
+        for name, vec in self.vectors.items():
+            arrays[f"vec_{name}"] = np.asarray(vec, dtype=np.float32)
+            arrays[f"mean_{name}"] = np.asarray(self.vector_means[name], dtype=np.float32)
+        Path(path).parent.mkdir(parents=True, exist_ok=True)
+        with Path(path).open("wb") as fh:
+            np.savez_compressed(fh, **arrays)
+
+    @classmethod
+    def load(cls, path: str | Path | None = None) -> BoundaryModel:
+        """Read weights written by :meth:`save` (default: the shipped ``boundary.npz``)."""
+        path = Path(path) if path is not None else DEFAULT_WEIGHTS
+        try:
+            data = np.load(path, allow_pickle=False)
+        except (OSError, ValueError) as exc:
+            raise ConfigError(f"cannot read boundary model weights {path}: {exc}") from exc
+        with data:
+            bias, threshold, band, lookahead = (float(v) for v in data["scalars"])
+            vectors = {
+                n: data[f"vec_{n}"].astype(np.float64) for n in VECTOR_TERMS if f"vec_{n}" in data
+            }
+            return cls(
+                names=tuple(str(n) for n in data["names"]),
+                weights=data["weights"].astype(np.float64),
+                bias=bias,
+                vectors=vectors,
+                lookahead=int(lookahead),
+                threshold=threshold,
+                band=band,
+                means=data["means"].astype(np.float64),
+                vector_means={n: data[f"mean_{n}"].astype(np.float64) for n in vectors},
+                meta=json.loads(str(data["meta"])),
+            )
+
+
+_LOADED: dict[Path, BoundaryModel] = {}
+
+
+def load_model(path: str | Path | None = None) -> BoundaryModel:
+    """:meth:`BoundaryModel.load`, memoised per resolved path (weights are read once)."""
+    key = Path(path).resolve() if path is not None else DEFAULT_WEIGHTS
+    if key not in _LOADED:
+        _LOADED[key] = BoundaryModel.load(key)
+    return _LOADED[key]
