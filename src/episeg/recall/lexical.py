@@ -24,6 +24,7 @@ Tokens: lower case, English stop words removed, Snowball English stemmer
 
 from __future__ import annotations
 
+import logging
 from collections.abc import Hashable, Sequence
 from typing import Any, Generic, TypeVar
 
@@ -35,6 +36,10 @@ __all__ = ["LexicalIndex", "tokenize"]
 
 K = TypeVar("K", bound=Hashable)
 _STEMMER = Stemmer.Stemmer("english")
+# bm25s sets its own logger to DEBUG at import, so every index build printed
+# "Building index from tokens" through the application's handlers (seen in
+# `episeg demo`). Its routine messages are not ours to show.
+logging.getLogger("bm25s").setLevel(logging.WARNING)
 
 
 def tokenize(texts: Sequence[str]) -> list[list[str]]:
