@@ -50,7 +50,7 @@ class TestServiceHappyPath:
         with live_server.client(KEY_A) as c:
             first = c.post("/v1/turns", json=_turns("alice", ALICE[:1])[0])
             assert first.status_code == 200, first.text
-            assert first.json() == {"accepted": 1, "closed": []}
+            assert first.json() == {"accepted": 1, "closed": [], "duplicates": []}
             batch = c.post("/v1/turns:batch", json=_turns(None, ALICE)[1:])
             assert batch.status_code == 200, batch.text
             assert batch.json()["accepted"] == 3

@@ -23,7 +23,7 @@ from __future__ import annotations
 
 import argparse
 import json
-import secrets
+import random
 import sys
 import tempfile
 import threading
@@ -73,7 +73,9 @@ def run_proxy_bench(
         )
     workdir = Path(path) if path is not None else Path(tempfile.mkdtemp(prefix="episeg-proxy-"))
     workdir.mkdir(parents=True, exist_ok=True)
-    keys = {f"tenant{t}": secrets.token_hex(16) for t in range(tenants)}
+    # Keys follow the seed, so which replica each tenant hashes to is the same on every run.
+    rng = random.Random(seed)
+    keys = {f"tenant{t}": f"{rng.getrandbits(128):032x}" for t in range(tenants)}
     owners = {key: tenant for tenant, key in keys.items()}
     sessions = {
         (tenant, f"s{s}"): make_session(tenant, f"s{s}", turns_per_session, seed=seed)
