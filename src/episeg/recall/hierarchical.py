@@ -61,7 +61,7 @@ Clock = Callable[[], float]
 def word_count(text: str) -> int:
     """Words as the budget counts them: whitespace-separated tokens.
 
-    >>> word_count("Caroline: I went to a support group.")
+    >>> word_count("Alice: I went to the climbing gym.")
     7
     """
     return len(text.split())

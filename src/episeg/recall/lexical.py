@@ -15,10 +15,10 @@ Tokens: lower case, English stop words removed, Snowball English stemmer
 (``PyStemmer``); documents are tokenised once, when added.
 
 >>> idx = LexicalIndex()
->>> idx.add(["a", "b"], ["Caroline went to the support group", "Melanie paints sunsets"])
->>> [(key, round(score, 3)) for key, score in idx.top("Who went to a support group?", k=5)]
+>>> idx.add(["a", "b"], ["Alice went to the climbing gym", "Bob paints sunsets"])
+>>> [(key, round(score, 3)) for key, score in idx.top("Who went to a climbing gym?", k=5)]
 [('a', 0.782)]
->>> idx.remove(["a"]); idx.top("support group", k=5)
+>>> idx.remove(["a"]); idx.top("climbing gym", k=5)
 []
 """
 
