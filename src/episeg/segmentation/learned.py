@@ -37,7 +37,7 @@ from episeg.segmentation.model import (
     BoundaryModel,
     load_model,
 )
-from episeg.segmentation.policy import Outcome
+from episeg.segmentation.policy import Outcome, resolve_with_judge
 from episeg.segmentation.signals.structural import PIVOT_REASON
 from episeg.types import Decision, ObservedTurn, SignalName, Verdict
 from episeg.typing import Embedder
@@ -192,22 +192,7 @@ class LearnedPolicy:
 
     def resolve(self, cheap: Outcome, judge: Verdict) -> Outcome:
         """Let a consulted judge decide; an abstaining judge leaves the model's decision."""
-        if judge.decision is Decision.ABSTAIN:
-            return Outcome(
-                cheap.decision,
-                cheap.evidence,
-                cheap.ambiguous,
-                False,
-                f"{cheap.reason}; judge abstained ({judge.reason}), the model stands",
-            )
-        return Outcome(
-            judge.decision,
-            cheap.evidence,
-            cheap.ambiguous,
-            False,
-            f"{cheap.reason}; judge: {judge.reason}",
-            judged=True,
-        )
+        return resolve_with_judge(cheap, judge, stands="the model stands")
 
 
 def _is_pivot(verdict: Verdict) -> bool:

@@ -43,7 +43,7 @@ from dataclasses import dataclass
 from episeg.config import EpisegConfig, PolicyConfig
 from episeg.types import Decision, Verdict
 
-__all__ = ["BoundaryPolicy", "Outcome"]
+__all__ = ["BoundaryPolicy", "Outcome", "resolve_with_judge"]
 
 _CONTINUOUS = frozenset({"semantic"})
 
@@ -151,19 +151,28 @@ class BoundaryPolicy:
 
     def resolve(self, cheap: Outcome, judge: Verdict) -> Outcome:
         """Let a consulted judge decide; an abstaining judge leaves ``cheap``."""
-        if judge.decision is Decision.ABSTAIN:
-            return Outcome(
-                cheap.decision,
-                cheap.evidence,
-                cheap.ambiguous,
-                False,
-                f"{cheap.reason}; judge abstained ({judge.reason}), cheap signals stand",
-            )
+        return resolve_with_judge(cheap, judge, stands="cheap signals stand")
+
+
+def resolve_with_judge(cheap: Outcome, judge: Verdict, *, stands: str) -> Outcome:
+    """``cheap`` decided by a consulted ``judge``; an abstention leaves it (``stands`` says so).
+
+    Shared by every combiner, so a judge's ruling is recorded the same way whichever weighed
+    the cheap evidence.
+    """
+    if judge.decision is Decision.ABSTAIN:
         return Outcome(
-            judge.decision,
+            cheap.decision,
             cheap.evidence,
             cheap.ambiguous,
             False,
-            f"{cheap.reason}; judge: {judge.reason}",
-            judged=True,
+            f"{cheap.reason}; judge abstained ({judge.reason}), {stands}",
         )
+    return Outcome(
+        judge.decision,
+        cheap.evidence,
+        cheap.ambiguous,
+        False,
+        f"{cheap.reason}; judge: {judge.reason}",
+        judged=True,
+    )
