@@ -33,113 +33,33 @@ overlap the range; ``session`` keeps one session.
 
 Recall never writes: reinforcement follows :meth:`confirm_used`, so the same
 question gets the same answer whenever it is asked.
+
+Modules: :mod:`.candidates` (the three lists and their fusion), :mod:`.ranking`
+(relevance + extra terms, budget packing), :mod:`.window` (session / time
+filter), :mod:`.hits` (:class:`RecallHit`, :class:`Expand`), :mod:`.index` (the
+tenant's catalogue and BM25 indexes).
 """
 
 from __future__ import annotations
 
-import math
-import statistics
 from collections.abc import Callable, Sequence
-from dataclasses import dataclass
-from enum import StrEnum
-from typing import Any
 
 import numpy as np
 
 from episeg.config import EpisegConfig
 from episeg.errors import StoreError
-from episeg.recall.forgetting import reinforce, retention
-from episeg.recall.index import EpisodeCard, IndexedStore, TenantIndex
-from episeg.types import Episode, Turn
-from episeg.typing import Embedder, ScoredEpisode
+from episeg.recall.candidates import gather
+from episeg.recall.forgetting import reinforce
+from episeg.recall.hits import Expand, RecallHit, word_count
+from episeg.recall.index import IndexedStore
+from episeg.recall.ranking import rank, select
+from episeg.recall.window import RecallWindow
+from episeg.types import Episode
+from episeg.typing import Embedder
 
 __all__ = ["Expand", "HierarchicalRecaller", "RecallHit", "word_count"]
 
 Clock = Callable[[], float]
-
-
-def word_count(text: str) -> int:
-    """Words as the budget counts them: whitespace-separated tokens.
-
-    >>> word_count("Alice: I went to the climbing gym.")
-    7
-    """
-    return len(text.split())
-
-
-class Expand(StrEnum):
-    """What a hit returns: the matched ``turns`` or its whole ``episode``."""
-
-    TURNS = "turns"
-    EPISODE = "episode"
-
-    @classmethod
-    def parse(cls, value: object) -> Expand:
-        if isinstance(value, cls):
-            return value
-        try:
-            return cls(str(value).lower())
-        except ValueError:
-            valid = ", ".join(m.value for m in cls)
-            raise ValueError(f"unknown expand {value!r}; valid: {valid}") from None
-
-
-@dataclass(frozen=True, slots=True)
-class RecallHit(ScoredEpisode):
-    """One recalled episode and the turns of it that recall returns.
-
-    The :class:`~episeg.typing.ScoredEpisode` fields keep their meaning:
-    ``score`` = ``similarity`` (weighted relevance) + ``recency`` +
-    ``importance`` + ``reinforcement`` (each a weighted contribution);
-    ``raw_similarity`` is the best cosine of the hit's matched turns (0.0 when
-    it was found by words only).
-    """
-
-    reinforcement: float = 0.0
-    turns: tuple[Turn, ...] = ()
-    positions: tuple[int, ...] = ()
-    lexical: bool = False
-    neighbours_before: tuple[str, ...] = ()
-    neighbours_after: tuple[str, ...] = ()
-
-    @property
-    def episode_id(self) -> str:
-        return self.episode.id
-
-    @property
-    def start(self) -> str:
-        return self.episode.start
-
-    @property
-    def end(self) -> str:
-        return self.episode.end
-
-    @property
-    def summary(self) -> str:
-        return self.episode.summary
-
-    @property
-    def turn_ids(self) -> tuple[str, ...]:
-        return tuple(
-            t.id or f"{self.episode.id}:{p}"
-            for t, p in zip(self.turns, self.positions, strict=True)
-        )
-
-    @property
-    def words(self) -> int:
-        return sum(word_count(t.text) for t in self.turns)
-
-    @property
-    def text(self) -> str:
-        """The returned turns, one ``actor: text`` line each."""
-        return "\n".join(f"{t.actor.value}: {t.text}" for t in self.turns)
-
-
-@dataclass
-class _Candidate:
-    fused: float = 0.0
-    cosine: float | None = None
-    lexical: bool = False
 
 
 class HierarchicalRecaller:
@@ -209,12 +129,19 @@ class HierarchicalRecaller:
         else:
             vector = np.asarray(query, dtype=np.float32).reshape(-1)
         index = self._store.index
-        window = _Window(index.cards, session, since, until)
-        cands, lexical_eps = self._candidates(vector, text, index, window)
+        window = RecallWindow(index.cards, session, since, until)
+        cands, lexical_eps = gather(self._store, self.params, vector, text, index, window)
         if not cands:
             return []
-        ranked, extras = self._rank(cands, index.cards, weights, n_lists=3 if text else 1)
-        chosen = self._select(ranked, index.cards, k, max_words, expand, context)
+        ranked, extras = rank(
+            cands,
+            index.cards,
+            self._config,
+            weights,
+            now=float(self._clock()),
+            n_lists=3 if text else 1,
+        )
+        chosen = select(ranked, index.cards, k, max_words, expand, context)
         if not chosen:
             return []
         episodes = {ep.id: ep for ep in self._store.get(list(chosen))}
@@ -270,195 +197,3 @@ class HierarchicalRecaller:
         updated = [reinforce(found[i], config=self._config, now=now) for i in ids]
         self._store.update(updated)
         return updated
-
-    # -- internals ------------------------------------------------------------------
-    def _candidates(
-        self, vector: np.ndarray, text: str | None, index: TenantIndex, window: _Window
-    ) -> tuple[dict[tuple[str, int], _Candidate], set[str]]:
-        p = self.params
-        cands: dict[tuple[str, int], _Candidate] = {}
-        widen = 4 if window.active else 1
-        # 1. dense turns (a cosine under min_similarity is not a match)
-        rank = 0
-        for episode_id, pos, cos in self._dense_turns(vector, p.turn_candidates, window):
-            if cos < p.min_similarity or not window.allows(episode_id):
-                continue
-            c = cands.setdefault((episode_id, pos), _Candidate())
-            c.fused += 1.0 / (p.rrf_k + 1 + rank)
-            c.cosine = cos
-            rank += 1
-        lexical_eps: set[str] = set()
-        if not text:
-            return cands, lexical_eps
-        # 2. lexical turns
-        rank = 0
-        for key, _ in index.turns.top(text, p.turn_candidates * widen):
-            if rank == p.turn_candidates:
-                break
-            if window.allows(key[0]):
-                c = cands.setdefault(key, _Candidate())
-                c.fused += 1.0 / (p.rrf_k + 1 + rank)
-                c.lexical = True
-                rank += 1
-        # 3. lexical episodes, at turn granularity
-        if p.episode_candidates:
-            found = [i for i, _ in index.episodes.top(text, p.episode_candidates * widen)]
-            found = [i for i in found if window.allows(i)][: p.episode_candidates]
-            rank = 0
-            for episode_id in found:
-                lexical_eps.add(episode_id)
-                n_turns = index.cards[episode_id].n_turns
-                prior = [
-                    cands[(episode_id, q)].fused if (episode_id, q) in cands else 0.0
-                    for q in range(n_turns)
-                ]
-                for pos in sorted(range(n_turns), key=lambda q: (-prior[q], q)):
-                    c = cands.setdefault((episode_id, pos), _Candidate())
-                    c.fused += 1.0 / (p.rrf_k + 1 + rank)
-                    rank += 1
-        return cands, lexical_eps
-
-    def _dense_turns(
-        self, vector: np.ndarray, n: int, window: _Window
-    ) -> list[tuple[str, int, float]]:
-        matches = self._store.query_turns(vector, n, where=window.where())
-        if matches is not None:
-            return [(m.episode_id, m.position, m.similarity) for m in matches]
-        # a store without a turn index: each episode's vector stands in for its first turn
-        return [(ep.id, 0, sim) for ep, sim in self._store.query(vector, n)]
-
-    def _rank(
-        self,
-        cands: dict[tuple[str, int], _Candidate],
-        cards: dict[str, EpisodeCard],
-        weights: tuple[float, float, float] | None,
-        *,
-        n_lists: int,
-    ) -> tuple[list[tuple[float, float, tuple[str, int]]], dict[str, _Extras]]:
-        p = self.params
-        w_rec, w_imp, w_rel = p.weights if weights is None else weights
-        now = float(self._clock())
-        ids = {e for e, _ in cands}
-        known = [cards[i].importance for i in ids if cards[i].importance is not None]
-        fill = statistics.median([v for v in known if v is not None]) if known else 0.0
-        extras: dict[str, _Extras] = {}
-        for episode_id in ids:
-            card = cards[episode_id]
-            ref = card.last_accessed if card.last_accessed is not None else card.closed_at
-            recency = p.recency_base ** (max(0.0, now - ref) / 3600.0)
-            importance = fill if card.importance is None else card.importance
-            reinf = 0.0
-            if p.reinforcement_weight and card.recall_count > 0:
-                reinf = p.reinforcement_weight * _card_retention(card, self._config, now)
-            extras[episode_id] = (
-                w_rec * recency,
-                w_imp * importance,
-                reinf,
-                card.importance is None,
-            )
-        scale = (p.rrf_k + 1) / n_lists
-        ranked = []
-        for key, c in cands.items():
-            rec, imp, reinf, _ = extras[key[0]]
-            relevance = w_rel * c.fused * scale
-            ranked.append((relevance + rec + imp + reinf, relevance, key))
-        # ties: importance, then the more recent episode, then id and position
-        ranked.sort(
-            key=lambda r: (
-                -r[0],
-                -(cards[r[2][0]].importance or 0.0),
-                -cards[r[2][0]].closed_at,
-                r[2],
-            )
-        )
-        return ranked, extras
-
-    def _select(
-        self,
-        ranked: list[tuple[float, float, tuple[str, int]]],
-        cards: dict[str, EpisodeCard],
-        k: int,
-        max_words: int | None,
-        expand: Expand,
-        context: int,
-    ) -> dict[str, tuple[float, float, dict[int, None]]]:
-        budget = math.inf if max_words is None else float(max_words)
-        chosen: dict[str, tuple[float, float, dict[int, None]]] = {}
-        used = 0.0
-        for score, relevance, (episode_id, pos) in ranked:
-            if episode_id not in chosen and len(chosen) >= k:
-                continue
-            words = cards[episode_id].words
-            if expand is Expand.EPISODE:
-                if episode_id in chosen:
-                    continue
-                span = list(range(len(words)))
-            else:
-                have = chosen[episode_id][2] if episode_id in chosen else {}
-                lo, hi = max(0, pos - context), min(len(words), pos + context + 1)
-                span = [q for q in range(lo, hi) if q not in have]
-            need = sum(words[q] for q in span)
-            if not span or used + need > budget:
-                continue
-            used += need
-            entry = chosen.setdefault(episode_id, (score, relevance, {}))
-            entry[2].update(dict.fromkeys(span))
-            if used >= budget:
-                break
-        return chosen
-
-
-_Extras = tuple[float, float, float, bool]
-
-
-class _Window:
-    """The optional session / time-range filter of one recall."""
-
-    def __init__(
-        self,
-        cards: dict[str, EpisodeCard],
-        session: str | None,
-        since: float | None,
-        until: float | None,
-    ) -> None:
-        self.cards, self.session, self.since, self.until = cards, session, since, until
-        self.active = session is not None or since is not None or until is not None
-
-    def allows(self, episode_id: str) -> bool:
-        card = self.cards.get(episode_id)
-        if card is None or card.archived:
-            return False
-        if self.session is not None and card.session != self.session:
-            return False
-        if self.since is not None and card.closed_at < self.since:
-            return False
-        return not (self.until is not None and card.opened_at > self.until)
-
-    def where(self) -> dict[str, Any] | None:
-        clauses: list[dict[str, Any]] = []
-        if self.session is not None:
-            clauses.append({"session": self.session})
-        # a turn of an episode that overlaps the range may itself lie outside: pad by a day
-        if self.since is not None:
-            clauses.append({"ts": {"$gte": self.since - 86400.0}})
-        if self.until is not None:
-            clauses.append({"ts": {"$lte": self.until + 86400.0}})
-        if not clauses:
-            return None
-        return clauses[0] if len(clauses) == 1 else {"$and": clauses}
-
-
-def _card_retention(card: EpisodeCard, config: EpisegConfig, now: float) -> float:
-    stub = Episode(
-        id=card.id,
-        user="",
-        session=card.session,
-        turns=(),
-        summary="",
-        opened_at=card.opened_at,
-        closed_at=card.closed_at,
-        recall_count=card.recall_count,
-        last_accessed=card.last_accessed,
-        strength=card.strength,
-    )
-    return retention(stub, config=config, now=now)

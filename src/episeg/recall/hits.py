@@ -1,0 +1,102 @@
+"""What hierarchical recall returns: :class:`RecallHit`, :class:`Expand`, the word count.
+
+A hit is one episode (identity, ISO dates, summary) and the turns of it that
+recall returns, in conversation order; ``turn_ids`` names them.
+
+>>> from episeg.types import Episode, Turn
+>>> ep = Episode(id="e1", user="alice", session="s", summary="gym", opened_at=0.0,
+...              closed_at=60.0, turns=(Turn(actor="user", text="I went climbing", ts=0.0),
+...                                     Turn(actor="assistant", text="Nice!", ts=60.0)))
+>>> hit = RecallHit(episode=ep, score=1.0, recency=0.0, importance=0.0, similarity=1.0,
+...                 raw_similarity=0.9,
+...                 turns=ep.turns[:1], positions=(0,))
+>>> hit.turn_ids, hit.words, hit.text
+(('e1:0',), 3, 'user: I went climbing')
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from enum import StrEnum
+
+from episeg.types import Turn
+from episeg.typing import ScoredEpisode
+
+__all__ = ["Expand", "RecallHit", "word_count"]
+
+
+def word_count(text: str) -> int:
+    """Words as the budget counts them: whitespace-separated tokens.
+
+    >>> word_count("Alice: I went to the climbing gym.")
+    7
+    """
+    return len(text.split())
+
+
+class Expand(StrEnum):
+    """What a hit returns: the matched ``turns`` or its whole ``episode``."""
+
+    TURNS = "turns"
+    EPISODE = "episode"
+
+    @classmethod
+    def parse(cls, value: object) -> Expand:
+        if isinstance(value, cls):
+            return value
+        try:
+            return cls(str(value).lower())
+        except ValueError:
+            valid = ", ".join(m.value for m in cls)
+            raise ValueError(f"unknown expand {value!r}; valid: {valid}") from None
+
+
+@dataclass(frozen=True, slots=True)
+class RecallHit(ScoredEpisode):
+    """One recalled episode and the turns of it that recall returns.
+
+    The :class:`~episeg.typing.ScoredEpisode` fields keep their meaning:
+    ``score`` = ``similarity`` (weighted relevance) + ``recency`` +
+    ``importance`` + ``reinforcement`` (each a weighted contribution);
+    ``raw_similarity`` is the best cosine of the hit's matched turns (0.0 when
+    it was found by words only).
+    """
+
+    reinforcement: float = 0.0
+    turns: tuple[Turn, ...] = ()
+    positions: tuple[int, ...] = ()
+    lexical: bool = False
+    neighbours_before: tuple[str, ...] = ()
+    neighbours_after: tuple[str, ...] = ()
+
+    @property
+    def episode_id(self) -> str:
+        return self.episode.id
+
+    @property
+    def start(self) -> str:
+        return self.episode.start
+
+    @property
+    def end(self) -> str:
+        return self.episode.end
+
+    @property
+    def summary(self) -> str:
+        return self.episode.summary
+
+    @property
+    def turn_ids(self) -> tuple[str, ...]:
+        return tuple(
+            t.id or f"{self.episode.id}:{p}"
+            for t, p in zip(self.turns, self.positions, strict=True)
+        )
+
+    @property
+    def words(self) -> int:
+        return sum(word_count(t.text) for t in self.turns)
+
+    @property
+    def text(self) -> str:
+        """The returned turns, one ``actor: text`` line each."""
+        return "\n".join(f"{t.actor.value}: {t.text}" for t in self.turns)

@@ -1,0 +1,131 @@
+"""Rank fused turn candidates and pack them into a word budget.
+
+:func:`rank` turns each candidate's fused score into relevance in [0, 1]
+(scaled by ``(rrf_k + 1) / lists``) and adds the weighted recency,
+importance and reinforcement of its episode; ties go to importance, then
+the more recent episode, then id and position. :func:`select` takes the
+ranked turns best first, skipping any that no longer fit ``max_words``, for
+at most ``k`` episodes (``Expand.EPISODE``: whole episodes; ``context``:
+neighbouring turns inside the episode).
+"""
+
+from __future__ import annotations
+
+import math
+import statistics
+
+from episeg.config import EpisegConfig
+from episeg.recall.candidates import Candidates
+from episeg.recall.forgetting import retention
+from episeg.recall.hits import Expand
+from episeg.recall.index import EpisodeCard
+from episeg.types import Episode
+
+__all__ = ["Chosen", "Extras", "Ranked", "rank", "select"]
+
+# (recency, importance, reinforcement) contributions and "importance imputed"
+Extras = tuple[float, float, float, bool]
+# (score, relevance, (episode id, position)), best first
+Ranked = list[tuple[float, float, tuple[str, int]]]
+# episode id -> (score, relevance, positions in selection order)
+Chosen = dict[str, tuple[float, float, dict[int, None]]]
+
+
+def rank(
+    cands: Candidates,
+    cards: dict[str, EpisodeCard],
+    config: EpisegConfig,
+    weights: tuple[float, float, float] | None,
+    *,
+    now: float,
+    n_lists: int,
+) -> tuple[Ranked, dict[str, Extras]]:
+    """Candidates best first, and each candidate episode's extra terms."""
+    p = config.recall
+    w_rec, w_imp, w_rel = p.weights if weights is None else weights
+    ids = {e for e, _ in cands}
+    known = [cards[i].importance for i in ids if cards[i].importance is not None]
+    fill = statistics.median([v for v in known if v is not None]) if known else 0.0
+    extras: dict[str, Extras] = {}
+    for episode_id in ids:
+        card = cards[episode_id]
+        ref = card.last_accessed if card.last_accessed is not None else card.closed_at
+        recency = p.recency_base ** (max(0.0, now - ref) / 3600.0)
+        importance = fill if card.importance is None else card.importance
+        reinf = 0.0
+        if p.reinforcement_weight and card.recall_count > 0:
+            reinf = p.reinforcement_weight * card_retention(card, config, now)
+        extras[episode_id] = (
+            w_rec * recency,
+            w_imp * importance,
+            reinf,
+            card.importance is None,
+        )
+    scale = (p.rrf_k + 1) / n_lists
+    ranked = []
+    for key, c in cands.items():
+        rec, imp, reinf, _ = extras[key[0]]
+        relevance = w_rel * c.fused * scale
+        ranked.append((relevance + rec + imp + reinf, relevance, key))
+    # ties: importance, then the more recent episode, then id and position
+    ranked.sort(
+        key=lambda r: (
+            -r[0],
+            -(cards[r[2][0]].importance or 0.0),
+            -cards[r[2][0]].closed_at,
+            r[2],
+        )
+    )
+    return ranked, extras
+
+
+def select(
+    ranked: Ranked,
+    cards: dict[str, EpisodeCard],
+    k: int,
+    max_words: int | None,
+    expand: Expand,
+    context: int,
+) -> Chosen:
+    """The turns to return, per episode, within ``k`` episodes and ``max_words``."""
+    budget = math.inf if max_words is None else float(max_words)
+    chosen: Chosen = {}
+    used = 0.0
+    for score, relevance, (episode_id, pos) in ranked:
+        if episode_id not in chosen and len(chosen) >= k:
+            continue
+        words = cards[episode_id].words
+        if expand is Expand.EPISODE:
+            if episode_id in chosen:
+                continue
+            span = list(range(len(words)))
+        else:
+            have = chosen[episode_id][2] if episode_id in chosen else {}
+            lo, hi = max(0, pos - context), min(len(words), pos + context + 1)
+            span = [q for q in range(lo, hi) if q not in have]
+        need = sum(words[q] for q in span)
+        if not span or used + need > budget:
+            continue
+        used += need
+        entry = chosen.setdefault(episode_id, (score, relevance, {}))
+        entry[2].update(dict.fromkeys(span))
+        if used >= budget:
+            break
+    return chosen
+
+
+def card_retention(card: EpisodeCard, config: EpisegConfig, now: float) -> float:
+    """MemoryBank retention of the episode behind ``card`` (see :mod:`.forgetting`)."""
+    stub = Episode(
+        id=card.id,
+        user="",
+        session=card.session,
+        turns=(),
+        summary="",
+        opened_at=card.opened_at,
+        closed_at=card.closed_at,
+        recall_count=card.recall_count,
+        last_accessed=card.last_accessed,
+        strength=card.strength,
+    )
+    return retention(stub, config=config, now=now)

@@ -1,0 +1,61 @@
+"""The optional session / time-range filter of one recall (:class:`RecallWindow`).
+
+An episode passes when it is not archived, belongs to ``session`` (when
+given) and overlaps ``[since, until]`` (seconds since the epoch; either end
+may be open). :meth:`RecallWindow.where` is the matching Chroma ``where``
+clause for the store's turn rows, so the dense list is filtered inside the
+store rather than after it.
+
+>>> from episeg.recall.index import EpisodeCard
+>>> card = EpisodeCard(id="e1", session="s", opened_at=100.0, closed_at=200.0, words=(3,),
+...                    importance=None, last_accessed=None, strength=1.0, recall_count=0,
+...                    archived=False)
+>>> window = RecallWindow({"e1": card}, session=None, since=150.0, until=None)
+>>> window.active, window.allows("e1"), window.allows("unknown")
+(True, True, False)
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from episeg.recall.index import EpisodeCard
+
+__all__ = ["RecallWindow"]
+
+
+class RecallWindow:
+    """The optional session / time-range filter of one recall."""
+
+    def __init__(
+        self,
+        cards: dict[str, EpisodeCard],
+        session: str | None,
+        since: float | None,
+        until: float | None,
+    ) -> None:
+        self.cards, self.session, self.since, self.until = cards, session, since, until
+        self.active = session is not None or since is not None or until is not None
+
+    def allows(self, episode_id: str) -> bool:
+        card = self.cards.get(episode_id)
+        if card is None or card.archived:
+            return False
+        if self.session is not None and card.session != self.session:
+            return False
+        if self.since is not None and card.closed_at < self.since:
+            return False
+        return not (self.until is not None and card.opened_at > self.until)
+
+    def where(self) -> dict[str, Any] | None:
+        clauses: list[dict[str, Any]] = []
+        if self.session is not None:
+            clauses.append({"session": self.session})
+        # a turn of an episode that overlaps the range may itself lie outside: pad by a day
+        if self.since is not None:
+            clauses.append({"ts": {"$gte": self.since - 86400.0}})
+        if self.until is not None:
+            clauses.append({"ts": {"$lte": self.until + 86400.0}})
+        if not clauses:
+            return None
+        return clauses[0] if len(clauses) == 1 else {"$and": clauses}
