@@ -1,0 +1,124 @@
+"""Erasure for :class:`~episeg.memory.Memory`: one episode, one session or a tenant, everywhere.
+
+:class:`MemoryForget` is the part of the facade that forgets: it erases from
+the tenant-bound store (:mod:`episeg.store.erase`), recall's cached index,
+the journal (:mod:`episeg.durability.erase`, then scrubbed) and an embedded
+store's SQLite file, and reloads the affected sessions from the journal. It
+is a mixin: ``Memory`` builds the parts it declares.
+
+>>> import tempfile
+>>> from episeg.memory import Memory
+>>> from episeg.testing import HashingEmbedder
+>>> from episeg.types import Turn
+>>> mem = Memory(path=tempfile.mkdtemp(), embedder=HashingEmbedder(), judge=None,
+...              scorer=None)
+>>> _ = mem.observe(Turn(actor="user", text="my pin is 1234", ts=1.0, user="dan"))
+>>> [e] = mem.flush("dan")
+>>> report = mem.forget("dan", episode=e.id)
+>>> report.episodes == (e.id,), mem.episodes("dan")
+(True, [])
+"""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING
+
+from episeg.durability.erase import erase_journal, scrub
+from episeg.durability.journal import Journal
+from episeg.durability.sessions import SessionPool
+from episeg.store.erase import ForgetReport, session_episodes, vacuum_chroma
+from episeg.store.tenants import validate_tenant
+from episeg.typing import StoreBackend
+
+if TYPE_CHECKING:
+    from episeg.recall.index import IndexedStore
+
+__all__ = ["MemoryForget"]
+
+
+class MemoryForget:
+    """:meth:`forget`: the erasing part of ``Memory``."""
+
+    backend: StoreBackend
+    journal: Journal
+    sessions: SessionPool
+
+    if TYPE_CHECKING:  # provided by episeg.recall.memory_recall.MemoryRecall
+
+        def store(self, user: str) -> IndexedStore: ...
+
+        def _drop_tenant_cache(self, tenant: str) -> None: ...
+
+    def forget(
+        self,
+        user: str,
+        *,
+        episode: str | None = None,
+        session: str | None = None,
+        all: bool = False,
+    ) -> ForgetReport:
+        """Erase one episode, one session or all of ``user``'s data, everywhere.
+
+        Give exactly one of ``episode``, ``session``, ``all=True``. Erased
+        from: the episode and turn collections (a whole tenant's are
+        dropped), recall's lexical index and catalogue, the journal (turns,
+        seen ids, outbox, checkpoints; then vacuumed and its WAL truncated)
+        and an embedded store's SQLite file (vacuumed). Archived episodes are
+        in the same collection and go too; no per-tenant weights are kept on
+        disk. Another tenant's episode id erases nothing: it is reported in
+        ``missing``. A forgotten turn id is accepted again.
+
+        Raises
+        ------
+        ValueError
+            Unless exactly one of ``episode``, ``session``, ``all`` is given.
+        TenantError, StoreError, JournalError
+            Invalid tenant; the store or journal failed (call again: erasure is idempotent).
+        """
+        if sum((episode is not None, session is not None, all)) != 1:
+            raise ValueError("give exactly one of episode=, session= or all=True")
+        tenant = validate_tenant(user)
+        with self.sessions.lock(tenant):
+            store = self.store(tenant)
+            if episode is not None:
+                erased = store.get([episode])
+                pending = [e for e in self.journal.pending(tenant) if e.id == episode]
+                erased = erased or pending
+            else:
+                erased = session_episodes(store.inner, None if all else session)
+            ids = sorted({e.id for e in erased})
+            store.delete(ids)
+            drop = getattr(self.backend, "drop_tenant", None)
+            if all and drop is not None:
+                drop(tenant)  # the collections go too, with Chroma's log of them
+            self._drop_tenant_cache(tenant)
+            keys = {(tenant, e.session) for e in erased}
+            if session is not None:
+                keys.add((tenant, session))
+            if all:
+                keys |= {(s.user, s.session) for s in self.journal.sessions() if s.user == tenant}
+            turns = (
+                erase_journal(
+                    self.journal,
+                    tenant,
+                    session=session,
+                    episodes=ids,
+                    turn_ids=[(e.session, t) for e in erased for t in e.turn_ids],
+                    everything=all,
+                )
+                if (ids or session is not None or all)
+                else 0
+            )
+            for key in sorted(keys):
+                self.sessions.reload(*key)  # in-memory state and seen ids follow the journal
+            scrub(self.journal)
+            vacuumed = vacuum_chroma(getattr(self.backend, "path", None))
+        return ForgetReport(
+            user=tenant,
+            episodes=tuple(ids),
+            turns=turns,
+            missing=(episode,) if episode is not None and not ids else (),
+            session=session,
+            tenant=all,
+            vacuumed=vacuumed,
+        )

@@ -1,0 +1,213 @@
+"""The write path of :class:`~episeg.memory.Memory`: turns in, durable, scored, stored.
+
+:class:`MemoryWrites` is the part of the facade that takes turns and closed
+episodes: every accepted turn is committed to the
+:class:`~episeg.durability.journal.Journal` before :meth:`MemoryWrites.observe`
+returns, a closed episode is summarised, scored once and handed to the outbox
+(:class:`~episeg.durability.outbox.PendingWriter`), and a failed journal write
+resets the session to what the journal holds. It is a mixin: ``Memory``
+builds the parts it declares (``journal``, ``sessions``, ``_writer``, ...).
+
+>>> import tempfile
+>>> from episeg.memory import Memory
+>>> from episeg.testing import HashingEmbedder
+>>> from episeg.types import Turn
+>>> mem = Memory(path=tempfile.mkdtemp(), embedder=HashingEmbedder(), judge=None,
+...              scorer=None)
+>>> mem.observe(Turn(actor="user", text="book the flight", ts=1.0, user="bob"))
+[]
+>>> [(e.user, len(e.turns), e.salience.score) for e in mem.flush("bob")]
+[('bob', 1, None)]
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import logging
+import threading
+from collections.abc import Iterable, Sequence
+
+from episeg.durability.ids import globalise
+from episeg.durability.journal import Journal
+from episeg.durability.outbox import PendingWriter
+from episeg.durability.recovery import RecoveryReport, recover
+from episeg.durability.sessions import SessionPool
+from episeg.errors import EpisegError, JournalError
+from episeg.recall.summary import extractive_summary
+from episeg.store.tenants import validate_tenant
+from episeg.types import Episode, Salience, Turn
+from episeg.typing import SalienceScorer
+
+__all__ = ["MemoryWrites"]
+
+log = logging.getLogger("episeg.memory")
+
+
+class MemoryWrites:
+    """Observe, flush, store and retry: the writing half of ``Memory``."""
+
+    journal: Journal
+    sessions: SessionPool
+    scorer: SalienceScorer | None
+    _writer: PendingWriter
+    _broken: JournalError | None
+    _extractive: bool
+
+    def observe(self, turn: Turn) -> list[Episode]:
+        """Take one turn; return the episodes it closed that are now stored.
+
+        The turn is in the journal when this returns. A closed episode the
+        store could not take stays in :meth:`pending_writes` (logged).
+
+        Raises
+        ------
+        TurnValidationError, TenantError
+            The turn is refused (nothing was recorded).
+        JournalError
+            The turn could not be made durable: it was NOT accepted.
+        """
+        key = (validate_tenant(turn.user), turn.session)
+        with self.sessions.lock(turn.user):
+            self._check_usable()
+            self._writer.retry_if_due(turn.user)
+            segmenter = self.sessions.enter(*key)
+            try:
+                step = segmenter.observe(turn)
+            except Exception:
+                self._rebuild([key])  # e.g. the embedder failed after intake saw the id
+                raise
+            if step.turn is None or step.embedding is None:
+                return []  # a duplicate id: already recorded
+            scored = [self._finish(e) for e in step.closed]
+            try:
+                self.journal.record(
+                    dataclasses.replace(turn, id=step.turn.id),
+                    step.embedding,
+                    judge=step.judge_record,
+                    closed=scored,
+                    checkpoint=segmenter.checkpoint(*key) if step.opened else None,
+                )
+            except JournalError:
+                self._rebuild([key])
+                raise
+            return self._writer.write(scored)
+
+    def ingest(self, turns: Iterable[Turn]) -> list[Episode]:
+        """Observe many turns in order (streaming); does not flush."""
+        closed: list[Episode] = []
+        for turn in turns:
+            closed.extend(self.observe(turn))
+        return closed
+
+    def flush(self, user: str | None = None, session: str | None = None) -> list[Episode]:
+        """Close, score and store the open episodes of matching sessions.
+
+        One tenant at a time, under its lock, in journal transactions of at
+        most 32 sessions, so a flush of many sessions never holds the journal
+        long for other tenants. Episodes of the tenant still waiting for the
+        store from an earlier failure are tried again first (and returned too).
+        """
+        self._check_usable()
+        if user is None:
+            users = set(self.sessions.tenants()) | {u for u, _ in self.journal.open_sessions()}
+            return [e for u in sorted(users) for e in self.flush(u, session)]
+        with self.sessions.lock(validate_tenant(user)):
+            stored: list[Episode] = self._writer.retry_now(user)  # F15: a flush retries
+            keys = [k for k in self.journal.open_sessions(user) if session in (None, k[1])]
+            size = min(32, self.sessions.max_resident)
+            for start in range(0, len(keys), size):
+                stored.extend(self._flush_sessions(user, keys[start : start + size]))
+            return stored
+
+    def store_episodes(self, episodes: Sequence[Episode]) -> list[Episode]:
+        """Score (if unscored) and store already-closed episodes, e.g. from batch."""
+        for episode in episodes:
+            validate_tenant(episode.user)
+        scored = [self._scored(e) for e in episodes]
+        self.journal.close_episodes(scored, journaled=False)
+        return self._writer.write(scored)
+
+    def pending_writes(self) -> list[Episode]:
+        """Closed episodes waiting for the store (non-empty means degraded)."""
+        return self.journal.pending()
+
+    def retry_pending(self) -> list[Episode]:
+        """Try the pending writes now (tenant by tenant); return those that reached the store."""
+        stored: list[Episode] = []
+        for user in sorted({e.user for e in self.journal.pending()}):
+            with self.sessions.lock(user):
+                stored.extend(self._writer.drain(user))
+        return stored
+
+    def tenant_lock(self, user: str) -> threading.RLock:
+        """The re-entrant lock serialising ``user``'s writes.
+
+        Hold it to make several calls one step, e.g. stamp a turn with the
+        current time and observe it, so concurrent turns of one session
+        arrive in time order (the service does this).
+        """
+        return self.sessions.lock(validate_tenant(user))
+
+    @property
+    def segmenter(self) -> SessionPool:
+        """The per-tenant segmenters (:attr:`sessions`; ``.stats`` sums their counters)."""
+        return self.sessions
+
+    def close(self) -> None:
+        """Close the journal (everything accepted is already durable)."""
+        self.journal.close()
+
+    # -- internals --------------------------------------------------------------------
+    def _scored(self, episode: Episode) -> Episode:
+        if self._extractive and episode.turn_embeddings is not None and episode.turns:
+            summary = extractive_summary(episode.turns, episode.turn_embeddings)
+            episode = dataclasses.replace(episode, summary=summary or episode.summary)
+        if episode.salience is not None:
+            return episode
+        return dataclasses.replace(episode, salience=self._score(episode))
+
+    def _check_usable(self) -> None:
+        if self._broken is not None:
+            raise JournalError(
+                f"this Memory lost its journal state ({self._broken}); "
+                "open a new Memory on the same path to recover"
+            )
+
+    def _flush_sessions(self, user: str, keys: Sequence[tuple[str, str]]) -> list[Episode]:
+        segmenter = self.sessions.for_tenant(user)
+        for key in keys:
+            self.sessions.enter(*key)
+        closed = [self._finish(e) for key in keys for e in segmenter.flush(*key)]
+        try:
+            self.journal.close_episodes(closed, [segmenter.checkpoint(*k) for k in keys])
+        except JournalError:
+            self._rebuild(keys)
+            raise
+        return self._writer.write(closed)
+
+    def _finish(self, episode: Episode) -> Episode:
+        """A closed episode as stored: its id unique to this journal, then scored."""
+        return self._scored(globalise(self.journal.node, episode))
+
+    def _rebuild(self, keys: Iterable[tuple[str, str]]) -> None:
+        """Reset sessions to what the journal holds (after a failed observe/flush)."""
+        try:
+            for key in keys:
+                self.sessions.reload(*key)
+        except JournalError as exc:
+            self._broken = exc
+            log.error("cannot rebuild sessions %s from the journal: %s", keys, exc)
+
+    def _recover(self) -> RecoveryReport:
+        return recover(self.sessions, self._writer)
+
+    def _score(self, episode: Episode) -> Salience:
+        if self.scorer is None:
+            return Salience.unscored("no salience scorer configured", scorer="none")
+        try:
+            return self.scorer.score(episode)
+        except EpisegError as exc:  # scorers should not raise; record it if one does
+            log.warning(
+                "salience scorer %s raised on episode %s: %s", self.scorer.name, episode.id, exc
+            )
+            return Salience.unscored(f"scorer raised: {exc}", scorer=self.scorer.name)

@@ -1,0 +1,159 @@
+"""The read path of :class:`~episeg.memory.Memory`: per-tenant stores, recall, reinforcement.
+
+:class:`MemoryRecall` is the part of the facade that reads: one
+:class:`~episeg.recall.index.IndexedStore` and one
+:class:`~episeg.recall.hierarchical.HierarchicalRecaller` per tenant, built
+on first use and cached (:meth:`MemoryRecall._drop_tenant_cache` forgets them
+after an erasure). It is a mixin: ``Memory`` builds the parts it declares.
+
+>>> import tempfile
+>>> from episeg.memory import Memory
+>>> from episeg.testing import HashingEmbedder
+>>> from episeg.types import Turn
+>>> mem = Memory(path=tempfile.mkdtemp(), embedder=HashingEmbedder(), judge=None,
+...              scorer=None)
+>>> _ = mem.observe(Turn(actor="user", text="water the ferns", ts=1.0, user="carol"))
+>>> stored = mem.flush()
+>>> [e.summary for e in mem.episodes("carol")], mem.store("carol").tenant
+(['water the ferns'], 'carol')
+"""
+
+from __future__ import annotations
+
+import threading
+from collections.abc import Callable, Collection, Sequence
+
+from episeg.config import EpisegConfig
+from episeg.recall.forgetting import MaintenanceReport, maintain
+from episeg.recall.hierarchical import Expand, HierarchicalRecaller, RecallHit
+from episeg.recall.index import IndexedStore
+from episeg.store.tenants import validate_tenant
+from episeg.types import Episode
+from episeg.typing import Embedder, ScoredEpisode, StoreBackend
+
+__all__ = ["MemoryRecall"]
+
+
+class MemoryRecall:
+    """Stores, recall, reinforcement and maintenance: the reading half of ``Memory``."""
+
+    config: EpisegConfig
+    embedder: Embedder
+    backend: StoreBackend
+    _clock: Callable[[], float]
+    _lock: threading.RLock
+    _stores: dict[str, IndexedStore]
+    _recallers: dict[str, HierarchicalRecaller]
+
+    def store(self, user: str) -> IndexedStore:
+        """The store bound to ``user``'s tenant (created on first use).
+
+        Writes through it also keep recall's lexical index and catalogue current.
+        """
+        tenant = validate_tenant(user)
+        with self._lock:
+            found = self._stores.get(tenant)
+        if found is None:  # built outside the lock: a slow store server delays this tenant only
+            made = IndexedStore(self.backend.store_for(tenant), embed_turns=self.embedder.embed)
+            with self._lock:
+                found = self._stores.setdefault(tenant, made)
+        return found
+
+    def episodes(
+        self, user: str, *, limit: int = 100, offset: int = 0, include_archived: bool = False
+    ) -> list[Episode]:
+        """``user``'s stored episodes in the store's listing order."""
+        return self.store(user).list_episodes(
+            limit=limit, offset=offset, include_archived=include_archived
+        )
+
+    def recall(
+        self,
+        user: str,
+        query: str,
+        k: int = 5,
+        *,
+        max_words: int | None = None,
+        since: float | None = None,
+        until: float | None = None,
+        session: str | None = None,
+        expand: Expand | str = Expand.TURNS,
+        context: int = 0,
+        neighbours: int = 0,
+    ) -> list[RecallHit]:
+        """The ``k`` best of ``user``'s episodes for ``query``, each with its matching turns.
+
+        ``max_words`` caps the words of all returned turns together (``None``:
+        no cap); ``since``/``until`` (seconds since the epoch) keep episodes
+        overlapping that range, ``session`` one session; ``expand="episode"``
+        returns whole episodes, ``context`` adds turns around each match and
+        ``neighbours`` lists adjacent episodes. See
+        :mod:`episeg.recall.hierarchical`. Nothing is written: the same
+        question gets the same answer until memory changes.
+        """
+        return self._recaller(user).recall(
+            query,
+            k,
+            max_words=max_words,
+            since=since,
+            until=until,
+            session=session,
+            expand=expand,
+            context=context,
+            neighbours=neighbours,
+        )
+
+    def confirm_used(self, user: str, episode_ids: Collection[str]) -> list[Episode]:
+        """Record that these of ``user``'s episodes were used: reinforce them (strength grows).
+
+        Raises
+        ------
+        StoreError
+            If an id is not one of ``user``'s episodes (nothing is written).
+        """
+        return self._recaller(user).confirm_used(list(episode_ids))
+
+    def feedback(
+        self, user: str, results: Sequence[ScoredEpisode], used_ids: Collection[str]
+    ) -> tuple[float, float, float]:
+        """Tell recall which of ``results`` were used: they are reinforced (:meth:`confirm_used`).
+
+        Returns the recall weights (recency, importance, relevance), which no
+        longer learn from feedback: on LoCoMo every non-zero recency or
+        importance weight lowered evidence recall (docs/RESULTS.md).
+
+        Raises
+        ------
+        ValueError
+            If a used id is not among ``results``.
+        """
+        unknown = sorted(set(used_ids) - {r.episode.id for r in results})
+        if unknown:
+            raise ValueError(f"used id(s) {unknown[:5]} are not among the recall results")
+        recaller = self._recaller(user)
+        recaller.confirm_used(sorted(used_ids))
+        return recaller.params.weights
+
+    def recaller(self, user: str) -> HierarchicalRecaller:
+        """The recaller of ``user``'s tenant (for evaluation and custom calls)."""
+        return self._recaller(user)
+
+    def maintain(self, user: str, *, archive: bool = False) -> MaintenanceReport:
+        """Decay never-recalled episodes; with ``archive`` hide faded ones from recall."""
+        return maintain(self.store(user), self.config, float(self._clock()), archive=archive)
+
+    # -- internals --------------------------------------------------------------------
+    def _recaller(self, user: str) -> HierarchicalRecaller:
+        store = self.store(user)
+        with self._lock:
+            if store.tenant not in self._recallers:
+                self._recallers[store.tenant] = HierarchicalRecaller(
+                    store, self.embedder, config=self.config, clock=self._clock
+                )
+            return self._recallers[store.tenant]
+
+    def _drop_tenant_cache(self, tenant: str) -> None:
+        """Forget ``tenant``'s cached index and recaller (they hold text): rebuilt on next use."""
+        with self._lock:
+            self._stores.pop(tenant, None)
+            self._recallers.pop(tenant, None)
