@@ -64,9 +64,9 @@ def wrapped_methods() -> list[str]:
     True
     """
     return sorted(
-        name
-        for name, value in vars(Memory).items()
-        if not name.startswith("_") and inspect.isfunction(value) and name not in NOT_WRAPPED
+        name  # inherited too: Memory's methods live in its mixins
+        for name, _ in inspect.getmembers(Memory, inspect.isfunction)
+        if not name.startswith("_") and name not in NOT_WRAPPED
     )
 
 
