@@ -1,0 +1,155 @@
+"""Configuration sections around the segmenter: turn encoder, salience, recall, forgetting.
+
+>>> EmbeddingConfig().backend, SalienceConfig().anchors
+(<EmbedderBackend.ONNX: 'onnx'>, 'general')
+>>> RecallConfig(weights=[0, 0, 2]).weights
+(0.0, 0.0, 2.0)
+>>> ForgettingConfig().archive_floor
+0.05
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import ClassVar
+
+from episeg.config.base import _fail, _int, _num, _Section, _triple
+from episeg.types import EmbedderBackend
+
+__all__ = ["EmbeddingConfig", "ForgettingConfig", "RecallConfig", "SalienceConfig"]
+
+
+@dataclass(frozen=True, kw_only=True)
+class EmbeddingConfig(_Section):
+    """How turns are embedded by the bundled MiniLM (:func:`~episeg.defaults.default_embedder`).
+
+    backend : EmbedderBackend, default "onnx"
+        ``onnx``: :class:`~episeg.embedders.OnnxMiniLMEmbedder` (ONNX Runtime,
+        graph exported from the packaged weights at first use and cached under
+        ``$EPISEG_CACHE_DIR`` or ``~/.cache/episeg``); ``torch``:
+        :class:`~episeg.embedders.MiniLMEmbedder` (sentence-transformers).
+        Same vectors within 1e-5 cosine.
+    threads : int or None, default None
+        Intra-op threads of one encode. ``None``: ``min(2, usable cores)`` for
+        onnx, torch's own default for torch. More threads than cores, or
+        several processes each taking all cores, slowed encoding several-fold.
+    max_chars : int, default 2000
+        Only this many leading characters of a turn are embedded (MiniLM reads
+        256 word pieces at most); the whole text is stored.
+    batch_size : int, default 32
+        Batch size for batch segmentation and episode embedding.
+
+    >>> EmbeddingConfig(backend="torch").backend
+    <EmbedderBackend.TORCH: 'torch'>
+    """
+
+    section: ClassVar[str] = "embedding"
+    backend: EmbedderBackend = EmbedderBackend.ONNX
+    threads: int | None = None
+    max_chars: int = 2000
+    batch_size: int = 32
+
+    def __post_init__(self) -> None:
+        object.__setattr__(self, "backend", EmbedderBackend.parse(self.backend))
+        if self.threads is not None:
+            _int(self.section, "threads", self.threads)
+        _int(self.section, "max_chars", self.max_chars)
+        _int(self.section, "batch_size", self.batch_size)
+
+
+@dataclass(frozen=True, kw_only=True)
+class SalienceConfig(_Section):
+    """The salience scorers (:class:`~episeg.salience.AnchoredOfflineScorer`, LLM scorers).
+
+    anchors : str, default "general"
+        Anchor set: general, coding, sre (checked by the scorer that loads it).
+    """
+
+    section: ClassVar[str] = "salience"
+    anchors: str = "general"
+
+    def __post_init__(self) -> None:
+        if not isinstance(self.anchors, str) or not self.anchors:
+            raise _fail(self.section, "anchors", "an anchor set name", self.anchors)
+
+
+@dataclass(frozen=True, kw_only=True)
+class RecallConfig(_Section):
+    """Recall: :class:`~episeg.recall.hierarchical.HierarchicalRecaller` (what
+    :class:`~episeg.memory.Memory` uses) and the older episode-level
+    :class:`~episeg.recall.Recaller` / :func:`~episeg.recall.rerank`.
+
+    Defaults measured on the LoCoMo dev conversations (docs/RESULTS.md).
+
+    weights : tuple[float, float, float], default (0.0, 0.0, 1.0)
+        Weights of (recency, importance, relevance). Relevance is the fused
+        rank score scaled to [0, 1]; recency and importance are in [0, 1] too.
+        Recency and importance are 0 because every non-zero weight lowered
+        evidence recall on LoCoMo; they still break ties.
+    rrf_k : int, default 60
+        Reciprocal rank fusion constant: a list's item at rank r adds 1 / (k + 1 + r).
+    turn_candidates : int, default 200
+        Turns read from each turn-level list (dense and lexical).
+    episode_candidates : int, default 20
+        Episodes read from the episode-level lexical list (0 switches it off).
+    min_similarity : float, default 0.2
+        A turn whose cosine to the query is below this is not a dense match;
+        a query with no dense and no lexical match returns nothing.
+    reinforcement_weight : float, default 0.0
+        Weight of the MemoryBank retention ``exp(-t / S)`` of an episode whose
+        use was confirmed (``S`` grows with each confirmation); a never-confirmed
+        episode gets 0, so this is not a second recency term.
+    recency_base : float, default 0.995
+        Recency = recency_base ** hours since the episode closed or was last confirmed.
+    min_span : tuple[float, float, float], default (0.1, 0.3, 0.2)
+        Older :func:`~episeg.recall.rerank` only: smallest raw range each term
+        (recency, importance, similarity) is min-max stretched over.
+    candidates : int, default 50
+        Older :class:`~episeg.recall.Recaller` only: nearest episodes fetched
+        before its rerank (at least ``k``).
+    """
+
+    section: ClassVar[str] = "recall"
+    weights: tuple[float, float, float] = (0.0, 0.0, 1.0)
+    rrf_k: int = 60
+    turn_candidates: int = 200
+    episode_candidates: int = 20
+    min_similarity: float = 0.2
+    reinforcement_weight: float = 0.0
+    recency_base: float = 0.995
+    min_span: tuple[float, float, float] = (0.1, 0.3, 0.2)
+    candidates: int = 50
+
+    def __post_init__(self) -> None:
+        object.__setattr__(self, "weights", _triple(self.section, "weights", self.weights))
+        object.__setattr__(self, "min_span", _triple(self.section, "min_span", self.min_span))
+        _int(self.section, "rrf_k", self.rrf_k, low=0)
+        _int(self.section, "turn_candidates", self.turn_candidates)
+        _int(self.section, "episode_candidates", self.episode_candidates, low=0)
+        _num(self.section, "min_similarity", self.min_similarity, -1.0, 1.0)
+        _num(self.section, "reinforcement_weight", self.reinforcement_weight, 0.0)
+        _num(self.section, "recency_base", self.recency_base, 0.0, 1.0, low_open=True)
+        _int(self.section, "candidates", self.candidates)
+
+
+@dataclass(frozen=True, kw_only=True)
+class ForgettingConfig(_Section):
+    """MemoryBank-style strength and the maintenance pass (:mod:`episeg.recall.forgetting`).
+
+    initial_days : float, default 1.0
+        Strength S of a never-recalled episode, in days (> 0).
+    growth_days : float, default 1.0
+        Added to S on each recall (R = exp(-t / S), t in days).
+    archive_floor : float, default 0.05
+        ``maintain(archive=True)`` archives episodes whose retention R falls below.
+    """
+
+    section: ClassVar[str] = "forgetting"
+    initial_days: float = 1.0
+    growth_days: float = 1.0
+    archive_floor: float = 0.05
+
+    def __post_init__(self) -> None:
+        _num(self.section, "initial_days", self.initial_days, 0.0, low_open=True)
+        _num(self.section, "growth_days", self.growth_days, 0.0)
+        _num(self.section, "archive_floor", self.archive_floor, 0.0, 1.0)

@@ -1,0 +1,254 @@
+"""Configuration sections of the segmenter: signals 1-3, the combiners and turn intake.
+
+>>> WindowConfig(max_turns=8).kwargs()
+{'max_turns': 8, 'max_seconds': 3600.0, 'hard_factor': 1.5}
+>>> JudgeConfig(gate="periodic").gate
+<JudgeGate.PERIODIC: 'periodic'>
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+from types import MappingProxyType
+from typing import TYPE_CHECKING, ClassVar
+
+from episeg.config.base import _fail, _int, _num, _Section
+from episeg.errors import ConfigError
+from episeg.types import Actor, JudgeGate, SignalName
+
+__all__ = [
+    "CombinerConfig",
+    "DriftConfig",
+    "IntakeConfig",
+    "JudgeConfig",
+    "PolicyConfig",
+    "SemanticConfig",
+    "WindowConfig",
+]
+
+
+@dataclass(frozen=True, kw_only=True)
+class WindowConfig(_Section):
+    """Signal 1, :class:`~episeg.segmentation.signals.window.FixedWindow`.
+
+    max_turns : int, default 64
+        An episode reaching this many turns closes at the next user turn (so an
+        exchange is not cut mid-answer) and unconditionally at ``hard_factor``
+        times this many. The bound behind every other signal, set above the
+        longest agent task in the agent_tau train part (61 turns): at the old
+        24 it cut one agent task in two (docs/RESULTS.md).
+    max_seconds : float, default 3600
+        The same floor by clock time between the episode's first turn and now.
+    hard_factor : float, default 1.5
+        Multiplier for the unconditional cut (>= 1).
+    """
+
+    section: ClassVar[str] = "window"
+    max_turns: int = 64
+    max_seconds: float = 3600.0
+    hard_factor: float = 1.5
+
+    def __post_init__(self) -> None:
+        _int(self.section, "max_turns", self.max_turns)
+        _num(self.section, "max_seconds", self.max_seconds, 0.0, low_open=True)
+        _num(self.section, "hard_factor", self.hard_factor, 1.0)
+
+
+@dataclass(frozen=True, kw_only=True)
+class SemanticConfig(_Section):
+    """Signal 2, :class:`~episeg.segmentation.signals.semantic.SemanticShift`.
+
+    threshold : float, default 0.65
+        Cosine distance of a turn to the episode's running mean above which the
+        turn is evidence of a shift (tuned for all-MiniLM-L6-v2 on dialogue
+        turns; see docs/RESULTS.md).
+    decay : float, default 0.6
+        Weight kept by the running mean when a turn is folded in (lower reacts
+        faster to recent turns), in [0, 1).
+    min_turns : int, default 2
+        The semantic signal abstains until the episode has this many turns.
+    min_words : int, default 4
+        Turns with fewer content words weigh proportionally less (short turns
+        have unreliable embeddings).
+    """
+
+    section: ClassVar[str] = "semantic"
+    threshold: float = 0.65
+    decay: float = 0.6
+    min_turns: int = 2
+    min_words: int = 4
+
+    def __post_init__(self) -> None:
+        _num(self.section, "threshold", self.threshold, 0.0, 2.0, low_open=True)
+        _num(self.section, "decay", self.decay, 0.0, 1.0, high_open=True)
+        _int(self.section, "min_turns", self.min_turns)
+        _int(self.section, "min_words", self.min_words)
+
+
+@dataclass(frozen=True, kw_only=True)
+class DriftConfig(_Section):
+    """Signal 2b, :class:`~episeg.segmentation.signals.drift.GradualDrift` (Page-Hinkley).
+
+    delta : float, default 0.05
+        Tolerance subtracted from each distance deviation (>= 0).
+    threshold : float, default 0.9
+        Alarm level of the cumulative detector (> 0).
+    min_turns : int, default 2
+        The drift signal abstains until the episode has this many turns.
+    """
+
+    section: ClassVar[str] = "drift"
+    delta: float = 0.05
+    threshold: float = 0.9
+    min_turns: int = 2
+
+    def __post_init__(self) -> None:
+        _num(self.section, "delta", self.delta, 0.0)
+        _num(self.section, "threshold", self.threshold, 0.0, low_open=True)
+        _int(self.section, "min_turns", self.min_turns)
+
+
+@dataclass(frozen=True, kw_only=True)
+class JudgeConfig(_Section):
+    """Signal 3, :class:`~episeg.segmentation.signals.prediction.PredictionError`.
+
+    every : int, default 4
+        Periodic check cadence in turns (0 disables it); used when ``gate`` is
+        periodic or both.
+    gate : JudgeGate, default "ambiguous"
+        When the judge is consulted; see :class:`~episeg.types.JudgeGate`.
+    """
+
+    section: ClassVar[str] = "judge"
+    every: int = 4
+    gate: JudgeGate = JudgeGate.AMBIGUOUS
+
+    if TYPE_CHECKING:  # ``gate`` may be given as its string value (parsed below)
+
+        def __init__(
+            self, *, every: int = 4, gate: JudgeGate | str = JudgeGate.AMBIGUOUS
+        ) -> None: ...
+
+    def __post_init__(self) -> None:
+        _int(self.section, "every", self.every, low=0)
+        object.__setattr__(self, "gate", JudgeGate.parse(self.gate))
+
+
+_DEFAULT_WEIGHTS: dict[str, float] = {
+    SignalName.SEMANTIC: 1.0,
+    SignalName.DRIFT: 0.6,
+    SignalName.STRUCTURAL: 1.0,
+}
+_ACTORS = tuple(a.value for a in Actor)
+
+
+@dataclass(frozen=True, kw_only=True)
+class PolicyConfig(_Section):
+    """The combiner, :class:`~episeg.segmentation.policy.BoundaryPolicy`.
+
+    weights : Mapping[SignalName | str, float], default semantic 1.0, drift 0.6, structural 1.0
+        Weight of each hint signal (a signal not named weighs 0).
+    boundary_evidence : float, default 1.0
+        Weighted evidence at or above which the combiner declares a boundary.
+    ambiguity_floor : float, default 0.5
+        Evidence in [ambiguity_floor, boundary_evidence) is ambiguous: the
+        judge (if gated in) decides.
+    hint_actors : tuple[str, ...], default ("user", "system")
+        Actors before whose turns *hint* evidence (semantic, drift, inferred
+        structure, the judge) may open an episode. Authoritative signals
+        (agent marker, harness system-event, window) cut anywhere. Use all
+        four actors for corpora whose speaker labels carry no meaning.
+    """
+
+    section: ClassVar[str] = "policy"
+    weights: Mapping[str, float] = field(default_factory=lambda: dict(_DEFAULT_WEIGHTS))
+    boundary_evidence: float = 1.0
+    ambiguity_floor: float = 0.5
+    hint_actors: tuple[str, ...] = ("user", "system")
+
+    def __post_init__(self) -> None:
+        if not isinstance(self.weights, Mapping):
+            raise _fail(self.section, "weights", "a mapping of signal name to weight", self.weights)
+        weights = {}
+        for name, weight in self.weights.items():
+            _num(self.section, f"weights.{name}", weight, 0.0)
+            weights[SignalName.parse(name)] = float(weight)
+        object.__setattr__(self, "weights", MappingProxyType(weights))
+        _num(self.section, "boundary_evidence", self.boundary_evidence, 0.0, low_open=True)
+        _num(self.section, "ambiguity_floor", self.ambiguity_floor, 0.0)
+        if self.ambiguity_floor > self.boundary_evidence:
+            raise ConfigError("policy.ambiguity_floor must not exceed policy.boundary_evidence")
+        actors = self.hint_actors
+        if isinstance(actors, str) or not set(actors) <= set(_ACTORS):
+            raise _fail(self.section, "hint_actors", f"a tuple drawn from {_ACTORS}", actors)
+        object.__setattr__(self, "hint_actors", tuple(actors))
+
+
+_COMBINERS = ("auto", "learned", "layered")
+
+
+@dataclass(frozen=True, kw_only=True)
+class CombinerConfig(_Section):
+    """Which combiner decides boundaries (:class:`~episeg.segmentation.learned.LearnedPolicy`).
+
+    kind : str, default "auto"
+        ``learned``: the boundary model trained by ``episeg train segmenter``
+        decides after the authoritative rulings (marker, system-event, window);
+        it needs the embedder it was trained on (all-MiniLM-L6-v2, 384 dims).
+        ``layered``: the hand-set :class:`~episeg.segmentation.policy.BoundaryPolicy`
+        (``policy`` section), kept for comparison. ``auto``: ``learned`` when
+        the segmenter's embedder is the model's, else ``layered`` (a test
+        double such as the hashing embedder), logged once.
+    weights : str or None, default None
+        A weights file written by the trainer; ``None``: the shipped agent
+        model; ``"chat"``: the shipped open-domain chat model.
+    threshold : float or None, default None
+        Decision threshold on the model's logit (``None``: the model's own).
+    band : float or None, default None
+        Half-width of the uncertain band around the threshold where a
+        configured judge is asked (``None``: the model's own).
+    min_turns : int or None, default None
+        Segment-length prior: the model cuts only an episode holding this many
+        turns (``None``: the model's own; 2 for the agent model).
+    roles_known : bool, default True
+        ``False`` when speaker labels carry no meaning: the model's role
+        features are then off (set ``policy.hint_actors`` to all four too).
+    """
+
+    section: ClassVar[str] = "combiner"
+    kind: str = "auto"
+    weights: str | None = None
+    threshold: float | None = None
+    band: float | None = None
+    min_turns: int | None = None
+    roles_known: bool = True
+
+    def __post_init__(self) -> None:
+        if self.kind not in _COMBINERS:
+            raise _fail(self.section, "kind", f"one of {', '.join(_COMBINERS)}", self.kind)
+        if self.weights is not None and not isinstance(self.weights, str):
+            raise _fail(self.section, "weights", "a path or 'chat'", self.weights)
+        if self.threshold is not None:
+            _num(self.section, "threshold", self.threshold, float("-inf"))
+        if self.band is not None:
+            _num(self.section, "band", self.band, 0.0)
+        if self.min_turns is not None:
+            _int(self.section, "min_turns", self.min_turns)
+        if not isinstance(self.roles_known, bool):
+            raise _fail(self.section, "roles_known", "a bool", self.roles_known)
+
+
+@dataclass(frozen=True, kw_only=True)
+class IntakeConfig(_Section):
+    """Turn intake, :meth:`~episeg.segmentation.intake.SessionIntake.accept`.
+
+    max_turn_chars : int, default 100_000
+        Longer turn texts are refused with a ``TurnValidationError``.
+    """
+
+    section: ClassVar[str] = "intake"
+    max_turn_chars: int = 100_000
+
+    def __post_init__(self) -> None:
+        _int(self.section, "max_turn_chars", self.max_turn_chars)
