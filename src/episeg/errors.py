@@ -8,6 +8,7 @@ callers that know nothing of episeg catch it too)::
             InvalidConfigEnum                   ... names no member of an enum
         TurnValidationError [ValueError]        a turn or transcript line is malformed
             InvalidTurnEnum                     ... names no actor / turn type
+            TurnConflictError                   ... reuses a recorded id with other content
         InvalidEnumValue [ValueError]           any enum parse failure (both above)
         TenantError [PermissionError]           wrong or invalid tenant
         BackendUnavailableError [ConnectionError]  a model, judge or server is unreachable
@@ -16,7 +17,12 @@ callers that know nothing of episeg catch it too)::
         JudgeError                              a judge gave no usable answer
         ScoringError                            a salience scorer gave no usable score
         StoreError                              the store rejected an operation
+            EpisodeNotFoundError [LookupError]  ... no such episode for this tenant
+        EpisodeEditError [ValueError]           an edit of a stored episode is malformed
+            MetadataError                       ... its user metadata (or a metadata filter)
         JournalError                            the crash-safety journal failed
+        ExportFormatError [ValueError]          an export file (JSONL) is malformed or does not fit
+        ImportConflictError                     an imported episode id exists with other content
 
 Callers can catch the whole family or one branch:
 
@@ -35,15 +41,21 @@ __all__ = [
     "BackendUnavailableJudgeError",
     "ConfigError",
     "EpisegError",
+    "EpisodeEditError",
+    "EpisodeNotFoundError",
+    "ExportFormatError",
+    "ImportConflictError",
     "InvalidConfigEnum",
     "InvalidEnumValue",
     "InvalidTurnEnum",
     "JournalError",
     "JudgeError",
+    "MetadataError",
     "ScoringError",
     "StoreError",
     "StoreUnavailableError",
     "TenantError",
+    "TurnConflictError",
     "TurnValidationError",
 ]
 
@@ -71,6 +83,36 @@ class TurnValidationError(EpisegError, ValueError):
         self.line = line
         self.message = message
         super().__init__(f"line {line}: {message}" if line is not None else message)
+
+    def at_line(self, line: int) -> TurnValidationError:
+        """This error naming ``line`` of a file (itself if it names a line already).
+
+        >>> str(TurnConflictError("id reused", turn_id="a").at_line(4))
+        'line 4: id reused'
+        """
+        if self.line is not None:
+            return self
+        copy = type(self).__new__(type(self))
+        copy.__dict__.update(self.__dict__)
+        copy.line, copy.args = line, (f"line {line}: {self.message}",)
+        return copy
+
+
+class TurnConflictError(TurnValidationError):
+    """A turn reuses an id already recorded in its session, with different content.
+
+    The same id with the same actor, type, text and ts is an idempotent
+    duplicate (skipped); with anything else it is this error (HTTP 409): the
+    turn is refused and nothing is recorded. ``turn_id`` names the id.
+
+    >>> err = TurnConflictError("id reused", turn_id="s:3", line=7)
+    >>> str(err), err.turn_id, isinstance(err, TurnValidationError)
+    ('line 7: id reused', 's:3', True)
+    """
+
+    def __init__(self, message: str, *, turn_id: str, line: int | None = None) -> None:
+        self.turn_id = turn_id
+        super().__init__(message, line=line)
 
 
 class InvalidEnumValue(EpisegError, ValueError):
@@ -123,9 +165,48 @@ class BackendUnavailableJudgeError(BackendUnavailableError, JudgeError):
     """
 
 
+class EpisodeNotFoundError(StoreError, LookupError):
+    """The tenant has no episode by that id (another tenant's id is not found either)."""
+
+
+class EpisodeEditError(EpisegError, ValueError):
+    """An edit of a stored episode is malformed: summary, salience or pin (the message says how)."""
+
+
+class MetadataError(EpisodeEditError):
+    """An episode's user metadata or a metadata filter is malformed (the message says how)."""
+
+
 class StoreUnavailableError(StoreError, BackendUnavailableError):
     """The episode store could not be reached (server down, disk gone)."""
 
 
 class JournalError(EpisegError):
     """The crash-safety journal could not be read or written."""
+
+
+class ExportFormatError(EpisegError, ValueError):
+    """An episeg export file is malformed or does not fit this memory; nothing was imported.
+
+    ``line`` is the 1-based line of the first problem.
+
+    >>> str(ExportFormatError("not JSON", line=4))
+    'line 4: not JSON'
+    """
+
+    def __init__(self, message: str, *, line: int) -> None:
+        self.line = line
+        self.message = message
+        super().__init__(f"line {line}: {message}")
+
+
+class ImportConflictError(EpisegError):
+    """An imported episode id is already stored with other content; nothing was imported.
+
+    ``ids`` names every conflicting id (the same id with the same content is
+    skipped: re-importing a file is idempotent).
+    """
+
+    def __init__(self, message: str, *, ids: tuple[str, ...]) -> None:
+        self.ids = ids
+        super().__init__(message)

@@ -3,13 +3,17 @@
 One file (``<Memory path>/journal.sqlite3``), WAL mode, ``synchronous=FULL``:
 a committed transaction survives ``kill -9`` and power loss. Five tables:
 
-``sessions``  per (user, session): last timestamp and the open episode's
-              :class:`~episeg.segmentation.checkpoint.SessionCheckpoint`;
+``sessions``  per (user, session): last timestamp, the open episode's
+              :class:`~episeg.segmentation.checkpoint.SessionCheckpoint` and
+              when the session last took a turn (``touched``, for the idle
+              timeout);
 ``turns``     every accepted turn not yet in a *stored* episode, as given
               (original text, assigned id), with its embedding and the judge's
               recorded answer; ``episode`` is NULL while the turn is open;
-``seen``      every turn id ever accepted per session (duplicates stay
-              refused across restarts, also after their episode was stored);
+``seen``      every turn id ever accepted per session, with its content
+              fingerprint and ts (duplicates stay refused across restarts, also
+              after their episode was stored; the same id with other content
+              is a conflict, issue 12 F6);
 ``outbox``    closed episodes (encoded Chroma records) not yet confirmed in
               the store;
 ``meta``      the journal's node id.
@@ -17,6 +21,7 @@ a committed transaction survives ``kill -9`` and power loss. Five tables:
 :meth:`Journal.record` commits one accepted turn, and the episode it closed,
 in one transaction; :meth:`Journal.confirm` removes a stored episode and its
 turns in one transaction. Every SQLite failure becomes :class:`JournalError`.
+The reads are in :mod:`episeg.durability.journal_reads`.
 
 >>> import numpy as np
 >>> from episeg.segmentation.checkpoint import SessionCheckpoint
@@ -27,6 +32,8 @@ turns in one transaction. Every SQLite failure becomes :class:`JournalError`.
 ...          checkpoint=SessionCheckpoint(user="u", session="s", seq=0, position=0))
 >>> [(s.user, s.session, [x.id for x, _, _ in s.turns], sorted(s.seen)) for s in j.sessions()]
 [('u', 's', ['s:0'], ['s:0'])]
+>>> j.sessions()[0].seen["s:0"] == turn_fingerprint(t)
+True
 """
 
 from __future__ import annotations
@@ -35,42 +42,26 @@ import json
 import os
 import sqlite3
 import threading
+import time
 import weakref
 from collections.abc import Iterator, Sequence
 from contextlib import contextmanager
-from dataclasses import dataclass
 from pathlib import Path
 
 import numpy as np
 
-from episeg.durability.journal_file import (
-    HAS_OPEN,
-    lock_exclusively,
-    node_id,
-    pack,
-    unpack,
-)
+from episeg.durability.journal_file import lock_exclusively, node_id, pack
+from episeg.durability.journal_reads import JournaledSession, JournalReads
 from episeg.errors import JournalError, StoreError
 from episeg.segmentation.checkpoint import SessionCheckpoint
-from episeg.store.codec import decode, encode
+from episeg.segmentation.intake import turn_fingerprint
+from episeg.store.codec import encode
 from episeg.types import Episode, Turn
 
 __all__ = ["Journal", "JournaledSession"]
 
 
-@dataclass(frozen=True, slots=True)
-class JournaledSession:
-    """What the journal holds for one session: enough for ``Segmenter.resume``."""
-
-    user: str
-    session: str
-    checkpoint: SessionCheckpoint
-    last_ts: float | None
-    turns: tuple[tuple[Turn, np.ndarray, str | None], ...]
-    seen: frozenset[str]
-
-
-class Journal:
+class Journal(JournalReads):
     """Durable record of accepted turns and pending episode writes.
 
     Parameters
@@ -135,8 +126,14 @@ class Journal:
         judge: str | None,
         closed: Sequence[Episode],
         checkpoint: SessionCheckpoint | None,
+        touched: float | None = None,
     ) -> None:
-        """Commit one accepted ``turn`` (id set), the episodes it closed, the new checkpoint."""
+        """Commit one accepted ``turn`` (id set), the episodes it closed, the new checkpoint.
+
+        ``touched``: when the turn arrived by the caller's clock (default
+        ``time.time()``); the idle timeout counts from it.
+        """
+        touched = time.time() if touched is None else touched
         with self._transaction(f"recording turn {turn.id!r}"):
             self._close(closed)
             self._db.execute(
@@ -152,18 +149,22 @@ class Journal:
                 ),
             )
             self._db.execute(
-                "INSERT OR IGNORE INTO seen VALUES (?, ?, ?)", (turn.user, turn.session, turn.id)
+                "INSERT OR IGNORE INTO seen (user, session, turn_id, fingerprint, ts)"
+                " VALUES (?, ?, ?, ?, ?)",
+                (turn.user, turn.session, turn.id, turn_fingerprint(turn), turn.ts),
             )
             if checkpoint is not None:
                 self._db.execute(
-                    "INSERT INTO sessions VALUES (?, ?, ?, ?) ON CONFLICT (user, session) DO"
-                    " UPDATE SET last_ts = excluded.last_ts, checkpoint = excluded.checkpoint",
-                    (turn.user, turn.session, turn.ts, checkpoint.to_json()),
+                    "INSERT INTO sessions (user, session, last_ts, checkpoint, touched)"
+                    " VALUES (?, ?, ?, ?, ?) ON CONFLICT (user, session) DO UPDATE SET"
+                    " last_ts = excluded.last_ts, checkpoint = excluded.checkpoint,"
+                    " touched = excluded.touched",
+                    (turn.user, turn.session, turn.ts, checkpoint.to_json(), touched),
                 )
             else:
                 self._db.execute(
-                    "UPDATE sessions SET last_ts = ? WHERE user = ? AND session = ?",
-                    (turn.ts, turn.user, turn.session),
+                    "UPDATE sessions SET last_ts = ?, touched = ? WHERE user = ? AND session = ?",
+                    (turn.ts, touched, turn.user, turn.session),
                 )
 
     def close_episodes(
@@ -191,87 +192,6 @@ class Journal:
         with self._transaction(f"confirming episode {episode_id}"):
             self._db.execute("DELETE FROM turns WHERE episode = ?", (episode_id,))
             self._db.execute("DELETE FROM outbox WHERE episode = ?", (episode_id,))
-
-    # -- reads --------------------------------------------------------------------------
-    def sessions(
-        self, only: tuple[str, str] | None = None, *, open_only: bool = False
-    ) -> list[JournaledSession]:
-        """Every journaled session (or ``only`` this one) with its open turns, in order.
-
-        ``open_only`` lists only the sessions that have open turns.
-        """
-        with self._reading("listing sessions"):
-            sql = "SELECT user, session, last_ts, checkpoint FROM sessions"
-            rows = (
-                self._db.execute(sql + " WHERE user = ? AND session = ?", only).fetchall()
-                if only
-                else self._db.execute(
-                    sql + (f" WHERE {HAS_OPEN}" if open_only else "") + " ORDER BY rowid"
-                ).fetchall()
-            )
-            out = []
-            for user, session, last_ts, checkpoint in rows:
-                turns = tuple(
-                    (Turn.from_dict(json.loads(raw)), unpack(vec), judge)
-                    for raw, vec, judge in self._db.execute(
-                        "SELECT turn, vector, judge FROM turns WHERE user = ? AND session = ?"
-                        " AND episode IS NULL ORDER BY n",
-                        (user, session),
-                    )
-                )
-                seen = frozenset(
-                    r[0]
-                    for r in self._db.execute(
-                        "SELECT turn_id FROM seen WHERE user = ? AND session = ?", (user, session)
-                    )
-                )
-                out.append(
-                    JournaledSession(
-                        user, session, SessionCheckpoint.from_json(checkpoint), last_ts, turns, seen
-                    )
-                )
-            return out
-
-    def open_sessions(self, user: str | None = None) -> list[tuple[str, str]]:
-        """(user, session) of every session (of ``user``, or all) with open turns, sorted."""
-        with self._reading("listing open sessions"):
-            sql = "SELECT DISTINCT user, session FROM turns WHERE episode IS NULL"
-            rows = (
-                self._db.execute(sql).fetchall()
-                if user is None
-                else self._db.execute(sql + " AND user = ?", (user,)).fetchall()
-            )
-            return sorted((str(u), str(s)) for u, s in rows)
-
-    def pending(self, user: str | None = None) -> list[Episode]:
-        """Closed episodes (of ``user``, or all) not yet confirmed in the store, oldest first."""
-        with self._reading("reading the outbox"):
-            sql = "SELECT episode, document, metadata, vector FROM outbox"
-            rows = (
-                self._db.execute(sql + " ORDER BY n").fetchall()
-                if user is None
-                else self._db.execute(sql + " WHERE user = ? ORDER BY n", (user,)).fetchall()
-            )
-            try:
-                return [
-                    decode(eid, doc, json.loads(meta), unpack(vec)) for eid, doc, meta, vec in rows
-                ]
-            except StoreError as exc:
-                raise JournalError(f"unreadable outbox record: {exc}") from exc
-
-    def counts(self) -> dict[str, int]:
-        """Rows per table (open turns counted separately from pending ones)."""
-        with self._reading("counting"):
-            one = self._db.execute
-            return {
-                "sessions": one("SELECT count(*) FROM sessions").fetchone()[0],
-                "open_turns": one("SELECT count(*) FROM turns WHERE episode IS NULL").fetchone()[0],
-                "pending_turns": one(
-                    "SELECT count(*) FROM turns WHERE episode IS NOT NULL"
-                ).fetchone()[0],
-                "seen": one("SELECT count(*) FROM seen").fetchone()[0],
-                "outbox": one("SELECT count(*) FROM outbox").fetchone()[0],
-            }
 
     # -- internals ----------------------------------------------------------------------
     def _close(self, closed: Sequence[Episode], *, mark_turns: bool = True) -> None:
@@ -324,11 +244,3 @@ class Journal:
             if self._db.in_transaction:
                 self._db.execute("ROLLBACK")
             raise
-
-    @contextmanager
-    def _reading(self, what: str) -> Iterator[None]:
-        try:
-            with self._lock:
-                yield
-        except (sqlite3.Error, ValueError, KeyError) as exc:
-            raise JournalError(f"journal {self.path}: {what} failed: {exc}") from exc

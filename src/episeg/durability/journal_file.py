@@ -2,6 +2,15 @@
 
 Split from :mod:`episeg.durability.journal`, which holds the reads and writes.
 
+Schema upgrades (:func:`node_id` runs them when the file is opened): a journal
+from before turn fingerprints (issue 12, F6) gets ``seen.fingerprint`` and
+``seen.ts``, filled in from the turns it still holds (open or waiting for the
+store); an id whose turn is already stored keeps ``NULL``, so a re-send of it
+stays a duplicate (its content is not known, and refusing every such re-send
+would break clients that replay after an upgrade). ``sessions.touched`` (when
+the session last took a turn, by the process clock, for the idle timeout) is
+added as the upgrade time.
+
 >>> import numpy as np
 >>> unpack(pack(np.arange(3, dtype=np.float32))).tolist()
 [0.0, 1.0, 2.0]
@@ -13,27 +22,32 @@ import contextlib
 import fcntl
 import gc
 import io
+import json
 import os
 import secrets
 import sqlite3
+import time
 from pathlib import Path
 
 import numpy as np
 
-from episeg.errors import JournalError
+from episeg.errors import EpisegError, JournalError
+from episeg.segmentation.intake import turn_fingerprint
+from episeg.types import Turn
 
-__all__ = ["HAS_OPEN", "SCHEMA", "lock_exclusively", "node_id", "pack", "unpack"]
+__all__ = ["HAS_OPEN", "SCHEMA", "lock_exclusively", "node_id", "pack", "unpack", "upgrade"]
 
 SCHEMA = """
 CREATE TABLE IF NOT EXISTS sessions (user TEXT NOT NULL, session TEXT NOT NULL,
-    last_ts REAL, checkpoint TEXT NOT NULL, PRIMARY KEY (user, session));
+    last_ts REAL, checkpoint TEXT NOT NULL, touched REAL, PRIMARY KEY (user, session));
 CREATE TABLE IF NOT EXISTS turns (n INTEGER PRIMARY KEY AUTOINCREMENT, user TEXT NOT NULL,
     session TEXT NOT NULL, turn_id TEXT NOT NULL, turn TEXT NOT NULL, vector BLOB NOT NULL,
     judge TEXT, episode TEXT);
 CREATE INDEX IF NOT EXISTS turns_by_session ON turns (user, session, episode);
 CREATE INDEX IF NOT EXISTS turns_by_episode ON turns (episode);
 CREATE TABLE IF NOT EXISTS seen (user TEXT NOT NULL, session TEXT NOT NULL,
-    turn_id TEXT NOT NULL, PRIMARY KEY (user, session, turn_id)) WITHOUT ROWID;
+    turn_id TEXT NOT NULL, fingerprint INTEGER, ts REAL,
+    PRIMARY KEY (user, session, turn_id)) WITHOUT ROWID;
 CREATE TABLE IF NOT EXISTS outbox (n INTEGER PRIMARY KEY AUTOINCREMENT,
     episode TEXT NOT NULL UNIQUE, user TEXT NOT NULL, document TEXT NOT NULL,
     metadata TEXT NOT NULL, vector BLOB NOT NULL);
@@ -80,12 +94,50 @@ def node_id(db: sqlite3.Connection) -> str:
     """This journal's node id: random for a new journal, '' for one made before node ids."""
     found = db.execute("SELECT 1 FROM sqlite_master WHERE name = 'sessions'").fetchone()
     db.executescript(SCHEMA)
+    upgrade(db)
     row = db.execute("SELECT value FROM meta WHERE key = 'node'").fetchone()
     if row is not None:
         return str(row[0])
     node = "" if found is not None else secrets.token_hex(8)
     db.execute("INSERT INTO meta VALUES ('node', ?)", (node,))
     return node
+
+
+def upgrade(db: sqlite3.Connection, *, now: float | None = None) -> bool:
+    """Add the columns a journal from an older episeg lacks; ``True`` if it changed.
+
+    One transaction: fingerprints and times of ids whose turns the journal
+    still holds are filled in, the others stay ``NULL`` (see the module
+    docstring); ``touched`` of every session is ``now`` (default: the time).
+    """
+    seen = {row[1] for row in db.execute("PRAGMA table_info(seen)")}
+    sessions = {row[1] for row in db.execute("PRAGMA table_info(sessions)")}
+    if "fingerprint" in seen and "touched" in sessions:
+        return False
+    db.execute("BEGIN IMMEDIATE")
+    try:
+        if "fingerprint" not in seen:
+            db.execute("ALTER TABLE seen ADD COLUMN fingerprint INTEGER")
+            db.execute("ALTER TABLE seen ADD COLUMN ts REAL")
+            rows = db.execute("SELECT user, session, turn_id, turn FROM turns").fetchall()
+            for user, session, turn_id, raw in rows:
+                try:
+                    turn = Turn.from_dict(json.loads(raw))
+                except (EpisegError, ValueError):  # unreadable: the id stays a duplicate
+                    continue
+                db.execute(
+                    "UPDATE seen SET fingerprint = ?, ts = ?"
+                    " WHERE user = ? AND session = ? AND turn_id = ?",
+                    (turn_fingerprint(turn), turn.ts, user, session, turn_id),
+                )
+        if "touched" not in sessions:
+            db.execute("ALTER TABLE sessions ADD COLUMN touched REAL")
+            db.execute("UPDATE sessions SET touched = ?", (time.time() if now is None else now,))
+        db.execute("COMMIT")
+    except BaseException:
+        db.execute("ROLLBACK")
+        raise
+    return True
 
 
 def pack(vector: np.ndarray) -> bytes:

@@ -21,10 +21,10 @@ from contextlib import contextmanager
 from datetime import UTC, datetime
 from typing import IO, Any
 
-from episeg.errors import ConfigError, EpisegError
+from episeg.errors import ConfigError, EpisegError, TurnValidationError
 from episeg.interfaces.progress import IngestProgress
 from episeg.interfaces.runtime import all_episodes, open_backend, open_memory
-from episeg.interfaces.transcript import iter_turns
+from episeg.interfaces.transcript import numbered_turns
 from episeg.interfaces.views import episode_lines, episode_view, salience_text, scored_view
 from episeg.memory import Memory
 from episeg.store.chroma import ChromaEpisodeStore
@@ -72,8 +72,8 @@ def _size(handle: IO[bytes]) -> int | None:
         return None
 
 
-def _turns(args: argparse.Namespace, handle: IO[bytes]) -> Iterator[Turn]:
-    return iter_turns(handle, user=args.user, session=args.session, assign_ts=args.assign_ts)
+def _turns(args: argparse.Namespace, handle: IO[bytes]) -> Iterator[tuple[int, Turn]]:
+    return numbered_turns(handle, user=args.user, session=args.session, assign_ts=args.assign_ts)
 
 
 def cmd_ingest(args: argparse.Namespace) -> int:
@@ -85,8 +85,11 @@ def cmd_ingest(args: argparse.Namespace) -> int:
     with _source(args.file) as handle:
         size = _size(handle)
         progress = IngestProgress(sys.stderr, every=args.progress_every, total_bytes=size)
-        for turn in _turns(args, handle):
-            stored.extend(memory.observe(turn))
+        for line, turn in _turns(args, handle):
+            try:
+                stored.extend(memory.observe(turn))
+            except TurnValidationError as exc:  # e.g. an id reused with other text (F6)
+                raise exc.at_line(line) from None
             users.add(turn.user)
             count += 1
             progress.update(
@@ -226,7 +229,7 @@ def cmd_report(args: argparse.Namespace) -> int:
     from episeg.interfaces.report import write_report
 
     with _source(args.file) as handle:
-        turns = list(_turns(args, handle))
+        turns = [turn for _, turn in _turns(args, handle)]
     summary = write_report(turns, args.output, title=args.title)
     text = (
         f"wrote {args.output}: {summary['turns']} turns, {summary['episodes']} episodes "

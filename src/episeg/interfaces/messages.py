@@ -7,7 +7,9 @@ are read as ``actor``/``text``), ``POST /v1/messages`` and the MCP tool
 ``function`` is ``tool``); ``content`` is a string or a list of parts, whose
 ``text`` parts are joined with newlines (images and other parts are skipped).
 Messages without ``ts`` are stamped ``ts``, ``ts`` + 1e-6, ... so their order
-is kept within one call.
+is kept within one call; one whose ``id`` is already recorded gets its
+recorded time instead (``recorded``, from :func:`recorded_times`), so a re-sent
+message is a duplicate, not a conflict (issue 12, F6).
 
 >>> turns = turns_from_messages(
 ...     [{"role": "user", "content": "deploy prod"},
@@ -15,6 +17,10 @@ is kept within one call.
 ...     user="alice", session="s1", ts=100.0)
 >>> [(t.actor.value, t.text, t.ts, t.session) for t in turns]
 [('user', 'deploy prod', 100.0, 's1'), ('assistant', 'Done.', 100.000001, 's1')]
+>>> [t.ts for t in turns_from_messages([{"role": "user", "content": "hi", "id": "m1"}],
+...                                    user="alice", session="s1", ts=200.0,
+...                                    recorded={"m1": 100.0})]
+[100.0]
 >>> message_text([{"type": "image_url", "image_url": {"url": "x"}}])
 Traceback (most recent call last):
 ...
@@ -26,10 +32,11 @@ from __future__ import annotations
 from collections.abc import Iterable, Mapping
 from typing import Any
 
+from episeg.durability.journal import Journal
 from episeg.errors import TurnValidationError
 from episeg.types import Actor, Turn
 
-__all__ = ["ROLES", "message_text", "turns_from_messages"]
+__all__ = ["ROLES", "message_text", "recorded_times", "turns_from_messages"]
 
 ROLES = {
     "user": Actor.USER,
@@ -67,10 +74,33 @@ def _role(message: Mapping[str, Any]) -> Actor:
     return ROLES[role.strip().lower()]
 
 
+def recorded_times(
+    journal: Journal, user: str, session: str, items: Iterable[Mapping[str, Any]]
+) -> dict[str, float]:
+    """Recorded times of the ids of ``items`` (messages or turns) that come without ``ts``.
+
+    An interface stamps such a turn with its recorded time instead of "now",
+    so re-sending it unchanged stays an idempotent duplicate.
+    """
+    ids = [
+        i["id"]
+        for i in items
+        if isinstance(i, Mapping) and i.get("ts") is None and isinstance(i.get("id"), str)
+    ]
+    return journal.seen_times(user, session, ids) if ids else {}
+
+
 def turns_from_messages(
-    messages: Iterable[Mapping[str, Any]], *, user: str, session: str, ts: float
+    messages: Iterable[Mapping[str, Any]],
+    *,
+    user: str,
+    session: str,
+    ts: float,
+    recorded: Mapping[str, float] | None = None,
 ) -> list[Turn]:
     """``messages`` as turns of ``user``'s ``session``; a message's own ``ts``/``id`` are kept.
+
+    A message without ``ts`` whose ``id`` is in ``recorded`` gets that time.
 
     Raises
     ------
@@ -82,7 +112,10 @@ def turns_from_messages(
         try:
             if not isinstance(message, Mapping):
                 raise TurnValidationError(f"a message is an object, got {type(message).__name__}")
-            stamp = message.get("ts", ts + n * _STEP)
+            stamp = message.get("ts")
+            if stamp is None:
+                known = (recorded or {}).get(str(message.get("id")))
+                stamp = ts + n * _STEP if known is None else known
             turns.append(
                 Turn(
                     actor=_role(message),

@@ -4,6 +4,9 @@
 raised                        status  meaning for the client
 ============================  ======  ==============================================
 malformed body / turn         422     FastAPI's ``{"detail": [{"loc", "msg", "type"}]}``
+``TurnConflictError``         409     a turn id already recorded with other content;
+                                      ``{"detail", "turn_id"}``; nothing of the
+                                      request was accepted (F6)
 ``TenantError``               403     the turn names another tenant
 ``BackendUnavailableError``   503     the store (or a model server) is unreachable
 ``JournalError``              503     not accepted (disk full, I/O error): re-send
@@ -45,6 +48,7 @@ from episeg.errors import (
     EpisegError,
     JournalError,
     TenantError,
+    TurnConflictError,
     TurnValidationError,
 )
 
@@ -143,6 +147,11 @@ def install_error_handlers(app: FastAPI, health: JournalHealth) -> None:
         # Same shape as FastAPI's own 422 (HTTPValidationError), so clients parse one format.
         return answer(422, [{"loc": ["body"], "msg": str(exc), "type": "turn_validation"}])
 
+    async def conflict(_: Request, exc: Exception) -> JSONResponse:
+        assert isinstance(exc, TurnConflictError)
+        body = {"detail": json_safe(str(exc)), "turn_id": json_safe(exc.turn_id)}
+        return JSONResponse(body, status_code=409)
+
     async def journal(_: Request, exc: Exception) -> JSONResponse:
         health.failed(str(exc))
         return answer(
@@ -159,6 +168,7 @@ def install_error_handlers(app: FastAPI, health: JournalHealth) -> None:
 
     app.add_exception_handler(RequestValidationError, malformed)
     app.add_exception_handler(HTTPException, http_error)
+    app.add_exception_handler(TurnConflictError, conflict)
     app.add_exception_handler(TurnValidationError, invalid_turn)
     app.add_exception_handler(JournalError, journal)
     app.add_exception_handler(TenantError, plain(403))

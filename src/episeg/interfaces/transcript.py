@@ -37,7 +37,7 @@ from episeg.errors import TurnValidationError
 from episeg.interfaces.messages import message_text
 from episeg.types import Turn
 
-__all__ = ["iter_turns", "read_transcript", "write_transcript"]
+__all__ = ["iter_turns", "numbered_turns", "read_transcript", "write_transcript"]
 
 _ALIASES = {"role": "actor", "speaker": "actor", "content": "text"}
 _ACTOR_ALIASES = {
@@ -57,6 +57,18 @@ def iter_turns(
     assign_ts: bool = False,
 ) -> Iterator[Turn]:
     """Parse JSONL lines into turns, raising ``TurnValidationError`` with the line."""
+    for _, turn in numbered_turns(lines, user=user, session=session, assign_ts=assign_ts):
+        yield turn
+
+
+def numbered_turns(
+    lines: Iterable[str | bytes],
+    *,
+    user: str | None = None,
+    session: str | None = None,
+    assign_ts: bool = False,
+) -> Iterator[tuple[int, Turn]]:
+    """:func:`iter_turns` with each turn's 1-based line number (to name it in later errors)."""
     previous_ts: float | None = None
     for number, raw in enumerate(lines, start=1):
         text = _decode(raw, number)
@@ -81,7 +93,7 @@ def iter_turns(
         except TypeError as exc:
             raise TurnValidationError(str(exc), line=number) from None
         previous_ts = turn.ts
-        yield turn
+        yield number, turn
 
 
 def read_transcript(path: str | Path, **options: Any) -> list[Turn]:

@@ -8,7 +8,11 @@ silently.
 * a turn without ``id`` gets ``"<session>:<seq>"`` (numbers already used as
   ids by the client are skipped);
 * a turn whose ``id`` was already seen in its session is a *duplicate*: it
-  is skipped and counted (idempotent ingestion), never stored twice;
+  is skipped and counted (idempotent ingestion), never stored twice; but if
+  its content differs from what was recorded under that id (actor, type,
+  text or ts: :func:`turn_fingerprint`), it is a ``TurnConflictError``
+  (issue 12, F6). An id recorded without a fingerprint (a journal written
+  before fingerprints) can only be a duplicate;
 * agent markers are stripped from assistant text (see ``signals.marker``).
 
 >>> from episeg.types import Turn
@@ -17,18 +21,48 @@ silently.
 ...                        user="alice", session="s1"), max_turn_chars=100)
 >>> p.turn.id, p.turn.text, p.markers
 ('s1:0', 'Done', ('after:episode_boundary',))
+>>> again = Turn(actor="assistant", text="Done <episode_boundary>", ts=1.0, id="s1:0",
+...              user="alice", session="s1")
+>>> intake.accept(again, max_turn_chars=100) is None     # the same turn again: a duplicate
+True
+>>> intake.accept(dataclasses.replace(again, text="Not done"), max_turn_chars=100)
+... # doctest: +ELLIPSIS
+Traceback (most recent call last):
+...
+episeg.errors.TurnConflictError: turn id 's1:0' in session 's1' was already recorded with ...
 """
 
 from __future__ import annotations
 
 import dataclasses
+import hashlib
+import json
+from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
 
-from episeg.errors import TurnValidationError
+from episeg.errors import TurnConflictError, TurnValidationError
 from episeg.segmentation.signals.marker import scan_markers
 from episeg.types import Actor, Turn
 
-__all__ = ["PreparedTurn", "SessionIntake"]
+__all__ = ["PreparedTurn", "SessionIntake", "turn_fingerprint"]
+
+
+def turn_fingerprint(turn: Turn) -> int:
+    """A 64-bit fingerprint of what a turn says: actor, type, text (as given) and ts.
+
+    Not its id, user or session (those are the key it is recorded under).
+
+    >>> from episeg.types import Turn
+    >>> a = Turn(actor="user", text="deploy?", ts=1.0, id="x")
+    >>> turn_fingerprint(a) == turn_fingerprint(dataclasses.replace(a, id="y"))
+    True
+    >>> turn_fingerprint(a) == turn_fingerprint(dataclasses.replace(a, text="deploy!"))
+    False
+    """
+    kind = None if turn.type is None else turn.type.value
+    data = json.dumps([turn.actor.value, kind, turn.text, turn.ts], ensure_ascii=False)
+    digest = hashlib.blake2b(data.encode("utf-8"), digest_size=8).digest()
+    return int.from_bytes(digest, "big", signed=True)  # fits SQLite's INTEGER
 
 
 @dataclass(frozen=True, slots=True)
@@ -42,13 +76,25 @@ class PreparedTurn:
 
 @dataclass
 class SessionIntake:
-    """Per-(user, session) validation state: sequence, last timestamp, seen ids."""
+    """Per-(user, session) validation state: sequence, last timestamp, seen ids.
+
+    ``seen_ids`` maps every accepted id to its :func:`turn_fingerprint`
+    (``None`` when it is not known: an id journaled before fingerprints).
+    """
 
     session_key: tuple[str, str]
     seq: int = 0
     last_ts: float | None = None
-    seen_ids: set[str] = field(default_factory=set)
+    seen_ids: dict[str, int | None] = field(default_factory=dict)
     duplicates: int = 0
+
+    def remember(
+        self, seen: Mapping[str, int | None] | Iterable[str], *, skip: Iterable[str | None] = ()
+    ) -> None:
+        """Replace the seen ids (with fingerprints if ``seen`` maps them), except ``skip``."""
+        known = seen if isinstance(seen, Mapping) else dict.fromkeys(seen)
+        dropped = set(skip)
+        self.seen_ids = {k: v for k, v in known.items() if k not in dropped}
 
     def accept(self, turn: Turn, *, max_turn_chars: int) -> PreparedTurn | None:
         """Validate ``turn``; ``None`` means it is a duplicate already ingested."""
@@ -57,7 +103,16 @@ class SessionIntake:
                 f"text of turn {turn.id or self.seq} is {len(turn.text)} characters; "
                 f"the limit is {max_turn_chars} (EpisegConfig.intake.max_turn_chars)"
             )
+        fingerprint = turn_fingerprint(turn)
         if turn.id is not None and turn.id in self.seen_ids:
+            recorded = self.seen_ids[turn.id]
+            if recorded is not None and recorded != fingerprint:
+                raise TurnConflictError(
+                    f"turn id {turn.id!r} in session {self.session_key[1]!r} was already "
+                    "recorded with different content (actor, type, text or ts); re-send a "
+                    "turn unchanged, or give a new turn a new id",
+                    turn_id=turn.id,
+                )
             self.duplicates += 1
             return None
         if self.last_ts is not None and turn.ts < self.last_ts:
@@ -82,6 +137,6 @@ class SessionIntake:
         turn_id = turn.id if turn.id is not None else f"{turn.session}:{self.seq}"
         self.seq += 1
         self.last_ts = turn.ts
-        self.seen_ids.add(turn_id)
+        self.seen_ids[turn_id] = fingerprint
         clean = dataclasses.replace(turn, text=text, id=turn_id)
         return PreparedTurn(turn=clean, markers=markers, original_text=turn.text)

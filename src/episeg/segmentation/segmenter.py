@@ -191,11 +191,14 @@ class Segmenter:
         checkpoint: SessionCheckpoint,
         turns: Sequence[tuple[Turn, np.ndarray]],
         *,
-        seen_ids: Iterable[str] = (),
+        seen_ids: Iterable[str] | Mapping[str, int | None] = (),
         last_ts: float | None = None,
         judge_records: Mapping[str, str] | None = None,
     ) -> list[Episode]:
         """Rebuild a session from its checkpoint and open turns (as given, ids set).
+
+        ``seen_ids`` may map each id to its recorded fingerprint (same id,
+        other content: a conflict, see :mod:`~episeg.segmentation.intake`).
 
         Turns are not re-embedded: each comes with its recorded embedding. With
         ``judge_records`` (turn id -> :attr:`Step.judge_record`) the judge answers
@@ -215,13 +218,13 @@ class Segmenter:
         checkpoint: SessionCheckpoint,
         turns: Sequence[tuple[Turn, np.ndarray]],
         *,
-        seen_ids: Iterable[str],
+        seen_ids: Iterable[str] | Mapping[str, int | None],
         last_ts: float | None,
     ) -> list[Episode]:
         key = (checkpoint.user, checkpoint.session)
         state = self._sessions[key] = self._decider.fresh(checkpoint.user, checkpoint.session)
         state.intake.seq, state.positions = checkpoint.seq, checkpoint.position
-        state.intake.seen_ids = set(seen_ids) - {t.id for t, _ in turns}
+        state.intake.remember(seen_ids, skip=[t.id for t, _ in turns])
         closed: list[Episode] = []
         for n, (turn, vector) in enumerate(turns):
             prepared = state.intake.accept(turn, max_turn_chars=self.config.intake.max_turn_chars)

@@ -1,0 +1,212 @@
+"""The HTTP service's request and answer models (pydantic), and its documented errors.
+
+Split from :mod:`episeg.interfaces.service`, which holds the routes. The
+OpenAPI schema is built from these (``tests/interfaces/test_service.py``
+checks its paths).
+
+>>> TurnIn(actor="user", text="hi").session, ClosedOut(accepted=1, closed=[]).duplicates
+('default', [])
+"""
+
+# No `from __future__ import annotations`: pydantic reads the annotations at runtime.
+from typing import Annotated, Any, Literal
+
+from pydantic import BaseModel, ConfigDict, Field
+
+__all__ = [
+    "ERRORS",
+    "MAX_BATCH",
+    "READ_ERRORS",
+    "ClosedOut",
+    "ConflictOut",
+    "EpisodeOut",
+    "EpisodesOut",
+    "ErrorOut",
+    "FlushIn",
+    "MessageIn",
+    "MessagesIn",
+    "RecallHitOut",
+    "RecallIn",
+    "RecallOut",
+    "SalienceOut",
+    "TurnIn",
+    "TurnOut",
+    "VerdictOut",
+]
+
+MAX_BATCH = 1000
+_Name = Annotated[str, Field(min_length=1, max_length=256)]
+
+
+class TurnIn(BaseModel):
+    """One turn. user may be omitted (it is the key's tenant); ts defaults to now."""
+
+    model_config = ConfigDict(extra="forbid")
+    actor: Literal["user", "assistant", "tool", "system"]
+    text: str
+    # strict: JSON true or "12" is not a time (F20); NaN/Infinity are refused (F9)
+    ts: Annotated[float, Field(strict=True, allow_inf_nan=False)] | None = None
+    type: (
+        Literal[
+            "user-question",
+            "user-correction",
+            "assistant-answer",
+            "tool-call",
+            "tool-error",
+            "tool-success",
+            "system-event",
+        ]
+        | None
+    ) = None
+    id: _Name | None = None
+    user: _Name | None = None
+    session: _Name = "default"
+
+
+class MessageIn(BaseModel):
+    """A chat message, OpenAI / mem0 style; other keys (name, tool_calls, ...) are ignored."""
+
+    model_config = ConfigDict(extra="ignore")
+    role: Literal["user", "assistant", "system", "developer", "tool", "function"]
+    content: str | list[dict[str, Any]]
+    ts: Annotated[float, Field(strict=True, allow_inf_nan=False)] | None = None
+    id: _Name | None = None
+
+
+class MessagesIn(BaseModel):
+    model_config = ConfigDict(extra="forbid")
+    messages: Annotated[list[MessageIn], Field(min_length=1, max_length=MAX_BATCH)]
+    session: _Name = "default"
+
+
+class FlushIn(BaseModel):
+    model_config = ConfigDict(extra="forbid")
+    session: _Name | None = None
+
+
+class RecallIn(BaseModel):
+    """A recall: query, at most k episodes, and optionally a word budget across all
+    hits, a time range (seconds since the epoch) or one session, whole episodes
+    (expand), turns of context around each match and neighbouring episodes."""
+
+    model_config = ConfigDict(extra="forbid")
+    query: Annotated[str, Field(min_length=1, max_length=10_000)]
+    k: Annotated[int, Field(ge=1, le=50)] = 5
+    max_words: Annotated[int, Field(ge=1, le=100_000)] | None = None
+    since: Annotated[float, Field(strict=True, allow_inf_nan=False)] | None = None
+    until: Annotated[float, Field(strict=True, allow_inf_nan=False)] | None = None
+    session: _Name | None = None
+    expand: Literal["turns", "episode"] = "turns"
+    context: Annotated[int, Field(ge=0, le=10)] = 0
+    neighbours: Annotated[int, Field(ge=0, le=10)] = 0
+
+
+class SalienceOut(BaseModel):
+    score: int | None
+    normalized: float | None
+    scorer: str
+    reason: str
+
+
+class VerdictOut(BaseModel):
+    signal: str
+    decision: str
+    score: float
+    reason: str
+    authoritative: bool
+
+
+class TurnOut(BaseModel):
+    actor: str
+    text: str
+    ts: float
+    type: str | None = None
+    id: str | None = None
+    user: str
+    session: str
+
+
+class EpisodeOut(BaseModel):
+    id: str
+    user: str
+    session: str
+    summary: str
+    opened_at: float
+    closed_at: float
+    start: str
+    end: str
+    turn_count: int
+    first_turn_id: str | None
+    last_turn_id: str | None
+    salience: SalienceOut | None
+    parent_id: str | None
+    boundary_reasons: list[str]
+    boundary_verdicts: list[VerdictOut]
+    recall_count: int
+    last_accessed: float | None
+    strength: float
+    archived: bool
+    turns: list[TurnOut]
+
+
+class ClosedOut(BaseModel):
+    accepted: int
+    closed: list[EpisodeOut]
+    duplicates: list[str] = Field(
+        default_factory=list, description="ids of sent turns skipped as already recorded"
+    )
+
+
+class EpisodesOut(BaseModel):
+    episodes: list[EpisodeOut]
+
+
+class RecallHitOut(BaseModel):
+    score: float
+    recency: float
+    importance: float
+    similarity: float
+    raw_similarity: float
+    importance_imputed: bool
+    episode: EpisodeOut
+    episode_id: str
+    start: str
+    end: str
+    summary: str
+    reinforcement: float
+    lexical: bool
+    words: int
+    turn_ids: list[str]
+    turns: list[TurnOut]
+    neighbours_before: list[str]
+    neighbours_after: list[str]
+
+
+class RecallOut(BaseModel):
+    results: list[RecallHitOut]
+
+
+class ErrorOut(BaseModel):
+    detail: str
+
+
+class ConflictOut(BaseModel):
+    detail: str
+    turn_id: str = Field(description="the id already recorded with other content")
+
+
+ERRORS: dict[int | str, dict[str, Any]] = {
+    code: {"model": ErrorOut, "description": what}
+    for code, what in (
+        (400, "refused by episeg (its message says why)"),
+        (401, "missing or unknown API key"),
+        (403, "turn names another tenant"),
+        (413, "request body too large"),
+        (503, "episode store unreachable, or the journal cannot write (see Retry-After)"),
+    )
+}
+ERRORS[409] = {
+    "model": ConflictOut,
+    "description": "a turn id already recorded with other content; nothing was accepted",
+}
+READ_ERRORS = {code: v for code, v in ERRORS.items() if code not in (403, 409)}
