@@ -38,10 +38,11 @@ the half-width around it holding ``--judge-share`` of the scored turns. The
 PCA is folded into three 384-dim weight vectors, saved with
 :meth:`BoundaryModel.save`.
 
->>> rows = _Rows(names=("a",))
->>> rows.add(np.array([1.0]), *(np.zeros(2),) * 3, label=True, eligible=True, group=0, t=1)
->>> rows.matrix().shape, rows.y.tolist()
-((1, 1), [1])
+The steps live in :mod:`~episeg.evaluation.train_rows` (features, rows) and
+:mod:`~episeg.evaluation.train_fit` (fit, out-of-fold decode).
+
+>>> sorted(PRESETS), PRESETS["agent"].weights
+(['agent', 'chat'], 'boundary.npz')
 """
 
 from __future__ import annotations
@@ -50,21 +51,23 @@ import argparse
 import dataclasses
 import hashlib
 import logging
-from collections.abc import Callable, Sequence
-from dataclasses import dataclass, field
+from collections.abc import Sequence
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
 import numpy as np
 
 from episeg.errors import ConfigError
-from episeg.evaluation.datasets import Dialogue, default_data_root, read_jsonl, select_part
-from episeg.evaluation.protocols import score_protocols
-from episeg.segmentation.features import (
-    EpisodeContext,
-    TurnView,
-    boundary_features,
-    feature_names,
+from episeg.evaluation.datasets import default_data_root, read_jsonl, select_part
+from episeg.evaluation.train_fit import decode, fit, logits
+from episeg.evaluation.train_rows import (
+    Corpus,
+    embed_file,
+    stream_boundaries,
+    subset,
+    teacher_forced,
+    turn_views,
 )
 from episeg.segmentation.learned import WEIGHTS_DIR, BoundaryModel
 from episeg.typing import Embedder
@@ -105,230 +108,7 @@ LICENCES = {
     "superdialseg": "Apache-2.0 (SuperDialseg dataset card); built on doc2dial / MultiDoc2Dial",
     "agent_tau": "MIT (sierra-research/tau-bench historical trajectories)",
 }
-HINT_ACTORS = ("user", "system")
-_TERM_DIMS: dict[str, int] = {}
 _TAUS = tuple(round(-2.0 + 0.125 * i, 3) for i in range(25))
-
-
-def turn_views(dialogue: Dialogue, vectors: np.ndarray) -> list[TurnView]:
-    """Feature views of a dialogue's turns; roles and types dropped where they are synthetic."""
-    known = dialogue.roles_known
-    return [
-        TurnView.make(
-            v,
-            t.actor.value if known else "user",
-            t.type.value if known and t.type is not None else None,
-            t.text,
-        )
-        for t, v in zip(dialogue.turns, vectors, strict=True)
-    ]
-
-
-Decide = Callable[[int, np.ndarray, np.ndarray, np.ndarray, np.ndarray], bool]
-
-
-def stream_boundaries(
-    views: Sequence[TurnView], *, lookahead: int, roles_known: bool, decide: Decide
-) -> list[int]:
-    """Run features turn by turn; ``decide(t, x, e, a, b)`` says whether turn ``t`` opens."""
-    if not views:
-        return []
-    context = EpisodeContext()
-    context.commit(views[0])
-    bounds: list[int] = []
-    for t in range(1, len(views)):
-        x, e, a, b = boundary_features(
-            context, views[t : t + lookahead + 1], lookahead=lookahead, roles_known=roles_known
-        )
-        if decide(t, x, e, a, b):
-            bounds.append(t)
-            context = EpisodeContext()
-        context.commit(views[t])
-    return bounds
-
-
-@dataclass
-class _Rows:
-    names: tuple[str, ...]
-    x: list[np.ndarray] = field(default_factory=list)
-    e: list[np.ndarray] = field(default_factory=list)
-    a: list[np.ndarray] = field(default_factory=list)
-    b: list[np.ndarray] = field(default_factory=list)
-    labels: list[int] = field(default_factory=list)
-    eligible: list[bool] = field(default_factory=list)
-    groups: list[int] = field(default_factory=list)
-    ts: list[int] = field(default_factory=list)
-
-    def add(
-        self,
-        x: np.ndarray,
-        e: np.ndarray,
-        a: np.ndarray,
-        b: np.ndarray,
-        *,
-        label: bool,
-        eligible: bool,
-        group: int,
-        t: int,
-    ) -> None:
-        self.x.append(x)
-        self.e.append(e)
-        self.a.append(a)
-        self.b.append(b)
-        self.labels.append(int(label))
-        self.eligible.append(eligible)
-        self.groups.append(group)
-        self.ts.append(t)
-
-    def matrix(self) -> np.ndarray:
-        return np.asarray(self.x)
-
-    @property
-    def y(self) -> np.ndarray:
-        return np.asarray(self.labels)
-
-    def terms(self) -> dict[str, np.ndarray]:
-        e, a, b = np.asarray(self.e), np.asarray(self.a), np.asarray(self.b)
-        return {"turn": e, "shift": a - b, "agree": a * b}
-
-
-@dataclass
-class _Corpus:
-    name: str
-    dialogues: list[Dialogue]
-    rows: _Rows
-
-
-def _teacher_forced(
-    name: str, dialogues: list[Dialogue], vectors: list[np.ndarray], lookahead: int
-) -> _Corpus:
-    rows = _Rows(names=feature_names(lookahead))
-    for g, (d, vecs) in enumerate(zip(dialogues, vectors, strict=True)):
-        gold = set(d.boundaries)
-        views = turn_views(d, vecs)
-
-        def decide(
-            t: int,
-            x: np.ndarray,
-            e: np.ndarray,
-            a: np.ndarray,
-            b: np.ndarray,
-            *,
-            _d: Dialogue = d,
-            _g: int = g,
-            _gold: set[int] = gold,
-        ) -> bool:
-            if not _d.roles_known or _d.turns[t].actor.value in HINT_ACTORS:
-                rows.add(x, e, a, b, label=t in _gold, eligible=True, group=_g, t=t)
-            return t in _gold
-
-        stream_boundaries(views, lookahead=lookahead, roles_known=d.roles_known, decide=decide)
-    return _Corpus(name, dialogues, rows)
-
-
-def _embed_file(
-    path: Path,
-    dialogues: list[Dialogue],
-    embedder: Embedder,
-    cache_dir: Path | None,
-    max_chars: int,
-) -> list[np.ndarray]:
-    texts = [t.text[:max_chars] for d in dialogues for t in d.turns]
-    key = hashlib.sha256("\x1e".join([embedder.name, *texts]).encode()).hexdigest()[:20]
-    cached = cache_dir / f"{path.stem}-{key}.npy" if cache_dir else None
-    if cached is not None and cached.is_file():
-        matrix = np.load(cached)
-    else:
-        log.info("embedding %d turns of %s", len(texts), path.name)
-        matrix = np.asarray(embedder.embed(texts), dtype=np.float32)
-        if cached is not None:
-            cached.parent.mkdir(parents=True, exist_ok=True)
-            np.save(cached, matrix)
-    out, pos = [], 0
-    for d in dialogues:
-        out.append(matrix[pos : pos + len(d)])
-        pos += len(d)
-    return out
-
-
-def _fit(
-    corpora: Sequence[_Rows], *, dims: int, c: float, seed: int, lookahead: int
-) -> BoundaryModel:
-    from sklearn.decomposition import PCA
-    from sklearn.linear_model import LogisticRegression
-    from sklearn.preprocessing import StandardScaler
-
-    names = corpora[0].names
-    terms = [r.terms() for r in corpora]
-    pcas = {}
-    for term in ("turn", "shift", "agree"):
-        k = _TERM_DIMS.get(term, dims)
-        if k == 0:
-            continue
-        stacked = np.concatenate([t[term] for t in terms])
-        pcas[term] = PCA(k, svd_solver="full", random_state=seed).fit(stacked)
-    design = [
-        np.hstack([r.matrix(), *(pcas[k].transform(t[k]) for k in pcas)])
-        for r, t in zip(corpora, terms, strict=True)
-    ]
-    weights = np.concatenate([np.full(len(r.labels), 1.0 / len(r.labels)) for r in corpora])
-    x = np.concatenate(design)
-    y = np.concatenate([r.y for r in corpora])
-    scaler = StandardScaler().fit(x)
-    lr = LogisticRegression(C=c, max_iter=5000, random_state=seed)
-    lr.fit(scaler.transform(x), y, sample_weight=weights / weights.mean())
-    coef = lr.coef_[0] / scaler.scale_
-    bias = float(lr.intercept_[0] - coef @ scaler.mean_)
-    nh = len(names)
-    vectors, offset = {}, nh
-    for term, pca in pcas.items():
-        k = pca.n_components_
-        part = coef[offset : offset + k]
-        vectors[term] = part @ pca.components_
-        bias -= float(part @ pca.components_ @ pca.mean_)
-        offset += k
-    # Contributions are read against the average *candidate* turn (hint-eligible rows).
-    eligible = np.concatenate([np.asarray(r.eligible) for r in corpora])
-    all_terms = {k: np.concatenate([t[k] for t in terms])[eligible] for k in pcas}
-    return BoundaryModel(
-        names=names,
-        weights=coef[:nh].copy(),
-        bias=bias,
-        vectors=vectors,
-        lookahead=lookahead,
-        threshold=0.0,
-        band=0.0,
-        means=np.concatenate([r.matrix() for r in corpora])[eligible].mean(axis=0),
-        vector_means={k: v.mean(axis=0) for k, v in all_terms.items()},
-    )
-
-
-def _logits(model: BoundaryModel, rows: _Rows, mask: np.ndarray) -> np.ndarray:
-    x = rows.matrix()[mask]
-    t = {k: v[mask] for k, v in rows.terms().items()}
-    out = model.bias + x @ model.weights
-    for k, w in model.vectors.items():
-        out = out + t[k] @ w
-    return np.asarray(out)
-
-
-def _decode(
-    corpus: _Corpus, logits: np.ndarray, tau: float, min_turns: int = 1
-) -> dict[str, float]:
-    """Threshold the (teacher-forced) out-of-fold logits; protocol-A scores of the result.
-
-    A cut needs at least ``min_turns`` turns in the open episode before it.
-    """
-    rows = corpus.rows
-    hyps: list[list[int]] = [[] for _ in corpus.dialogues]
-    for g, t, ok, z in zip(rows.groups, rows.ts, rows.eligible, logits, strict=True):
-        last = hyps[g][-1] if hyps[g] else 0
-        if ok and z >= tau and t - last >= min_turns:
-            hyps[g].append(t)
-    s = score_protocols(
-        [d.boundaries for d in corpus.dialogues], hyps, [len(d) for d in corpus.dialogues]
-    )
-    return {"pk_a": s.pk_a, "wd_a": s.wd_a, "f1_a": s.f1_a, "ratio": s.boundary_ratio}
 
 
 def train(
@@ -351,7 +131,7 @@ def train(
     spec = PRESETS[preset]
     dims = spec.dims if dims is None else dims
     c = spec.c if c is None else c
-    corpora: list[_Corpus] = []
+    corpora: list[Corpus] = []
     files: list[dict[str, Any]] = []
     for name, rel, part in TRAIN_PARTS:
         if name not in spec.corpora:
@@ -362,8 +142,8 @@ def train(
         chosen = select_part(path, read_jsonl(path), part)  # type: ignore[arg-type]
         if not spec.roles_known:
             chosen = [dataclasses.replace(d, roles_known=False) for d in chosen]
-        vectors = _embed_file(path, chosen, embedder, cache_dir, max_chars)
-        corpora.append(_teacher_forced(name, chosen, vectors, lookahead))
+        vectors = embed_file(path, chosen, embedder, cache_dir, max_chars)
+        corpora.append(teacher_forced(name, chosen, vectors, lookahead))
         files.append(
             {
                 "corpus": name,
@@ -382,22 +162,22 @@ def train(
     oof = [np.zeros(len(cp.rows.labels)) for cp in corpora]
     for k in range(folds):
         fit_rows = [
-            _subset(cp.rows, fo[np.asarray(cp.rows.groups)] != k)
+            subset(cp.rows, fo[np.asarray(cp.rows.groups)] != k)
             for cp, fo in zip(corpora, fold_of, strict=True)
         ]
-        model = _fit(fit_rows, dims=dims, c=c, seed=seed, lookahead=lookahead)
+        model = fit(fit_rows, dims=dims, c=c, seed=seed, lookahead=lookahead)
         for i, (corpus, fo) in enumerate(zip(corpora, fold_of, strict=True)):
             held = fo[np.asarray(corpus.rows.groups)] == k
-            oof[i][held] = _logits(model, corpus.rows, held)
+            oof[i][held] = logits(model, corpus.rows, held)
     table = {
-        tau: [_decode(cp, lg, tau, spec.min_turns) for cp, lg in zip(corpora, oof, strict=True)]
+        tau: [decode(cp, lg, tau, spec.min_turns) for cp, lg in zip(corpora, oof, strict=True)]
         for tau in _TAUS
     }
     tau = min(_TAUS, key=lambda t: (float(np.mean([s["pk_a"] for s in table[t]])), -t))
     eligible = np.concatenate([np.asarray(cp.rows.eligible) for cp in corpora])
     margins = np.sort(np.abs(np.concatenate(oof)[eligible] - tau))
     band = float(margins[min(len(margins) - 1, int(judge_share * len(margins)))])
-    final = _fit([cp.rows for cp in corpora], dims=dims, c=c, seed=seed, lookahead=lookahead)
+    final = fit([cp.rows for cp in corpora], dims=dims, c=c, seed=seed, lookahead=lookahead)
     meta = {
         "trained_on": files,
         "never_read": [
@@ -433,23 +213,6 @@ def train(
         vector_means=final.vector_means,
         meta=meta,
     )
-
-
-def _subset(rows: _Rows, keep: np.ndarray) -> _Rows:
-    idx = np.flatnonzero(keep)
-    out = _Rows(names=rows.names)
-    for i in idx:
-        out.add(
-            rows.x[i],
-            rows.e[i],
-            rows.a[i],
-            rows.b[i],
-            label=bool(rows.labels[i]),
-            eligible=rows.eligible[i],
-            group=rows.groups[i],
-            t=rows.ts[i],
-        )
-    return out
 
 
 def _parser() -> argparse.ArgumentParser:

@@ -1,0 +1,109 @@
+"""Fitting and decoding the learned boundary model (used by ``episeg train segmenter``).
+
+:func:`fit` is PCA of the three embedding terms plus a logistic regression,
+folded back into a :class:`~episeg.segmentation.model.BoundaryModel`;
+:func:`logits` scores rows with it; :func:`decode` thresholds out-of-fold
+logits and scores the result under protocol A.
+
+>>> rows = TrainingRows(names=("a",))
+>>> for g in range(4):
+...     v = np.array([g, g % 2, 1.0]) / 4
+...     rows.add(np.array([float(g % 2)]), v, v, 1 - v, label=bool(g % 2), eligible=True,
+...              group=g, t=1)
+>>> model = fit([rows], dims=1, c=1.0, seed=0, lookahead=0)
+>>> bool(logits(model, rows, np.ones(4, bool))[1] > logits(model, rows, np.ones(4, bool))[0])
+True
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+
+import numpy as np
+
+from episeg.evaluation.protocols import score_protocols
+from episeg.evaluation.train_rows import Corpus, TrainingRows
+from episeg.segmentation.model import BoundaryModel
+
+__all__ = ["TERM_DIMS", "decode", "fit", "logits"]
+
+TERM_DIMS: dict[str, int] = {}
+"""PCA dimensions per embedding term where they differ from ``dims`` (0 drops the term)."""
+
+
+def fit(
+    corpora: Sequence[TrainingRows], *, dims: int, c: float, seed: int, lookahead: int
+) -> BoundaryModel:
+    from sklearn.decomposition import PCA
+    from sklearn.linear_model import LogisticRegression
+    from sklearn.preprocessing import StandardScaler
+
+    names = corpora[0].names
+    terms = [r.terms() for r in corpora]
+    pcas = {}
+    for term in ("turn", "shift", "agree"):
+        k = TERM_DIMS.get(term, dims)
+        if k == 0:
+            continue
+        stacked = np.concatenate([t[term] for t in terms])
+        pcas[term] = PCA(k, svd_solver="full", random_state=seed).fit(stacked)
+    design = [
+        np.hstack([r.matrix(), *(pcas[k].transform(t[k]) for k in pcas)])
+        for r, t in zip(corpora, terms, strict=True)
+    ]
+    weights = np.concatenate([np.full(len(r.labels), 1.0 / len(r.labels)) for r in corpora])
+    x = np.concatenate(design)
+    y = np.concatenate([r.y for r in corpora])
+    scaler = StandardScaler().fit(x)
+    lr = LogisticRegression(C=c, max_iter=5000, random_state=seed)
+    lr.fit(scaler.transform(x), y, sample_weight=weights / weights.mean())
+    coef = lr.coef_[0] / scaler.scale_
+    bias = float(lr.intercept_[0] - coef @ scaler.mean_)
+    nh = len(names)
+    vectors, offset = {}, nh
+    for term, pca in pcas.items():
+        k = pca.n_components_
+        part = coef[offset : offset + k]
+        vectors[term] = part @ pca.components_
+        bias -= float(part @ pca.components_ @ pca.mean_)
+        offset += k
+    # Contributions are read against the average *candidate* turn (hint-eligible rows).
+    eligible = np.concatenate([np.asarray(r.eligible) for r in corpora])
+    all_terms = {k: np.concatenate([t[k] for t in terms])[eligible] for k in pcas}
+    return BoundaryModel(
+        names=names,
+        weights=coef[:nh].copy(),
+        bias=bias,
+        vectors=vectors,
+        lookahead=lookahead,
+        threshold=0.0,
+        band=0.0,
+        means=np.concatenate([r.matrix() for r in corpora])[eligible].mean(axis=0),
+        vector_means={k: v.mean(axis=0) for k, v in all_terms.items()},
+    )
+
+
+def logits(model: BoundaryModel, rows: TrainingRows, mask: np.ndarray) -> np.ndarray:
+    x = rows.matrix()[mask]
+    t = {k: v[mask] for k, v in rows.terms().items()}
+    out = model.bias + x @ model.weights
+    for k, w in model.vectors.items():
+        out = out + t[k] @ w
+    return np.asarray(out)
+
+
+def decode(corpus: Corpus, logits: np.ndarray, tau: float, min_turns: int = 1) -> dict[str, float]:
+    """Threshold the (teacher-forced) out-of-fold logits; protocol-A scores of the result.
+
+    A cut needs at least ``min_turns`` turns in the open episode before it.
+    """
+    rows = corpus.rows
+    hyps: list[list[int]] = [[] for _ in corpus.dialogues]
+    for g, t, ok, z in zip(rows.groups, rows.ts, rows.eligible, logits, strict=True):
+        last = hyps[g][-1] if hyps[g] else 0
+        if ok and z >= tau and t - last >= min_turns:
+            hyps[g].append(t)
+    s = score_protocols(
+        [d.boundaries for d in corpus.dialogues], hyps, [len(d) for d in corpus.dialogues]
+    )
+    return {"pk_a": s.pk_a, "wd_a": s.wd_a, "f1_a": s.f1_a, "ratio": s.boundary_ratio}
