@@ -74,11 +74,11 @@ from episeg.config import EpisegConfig
 from episeg.defaults import default_embedder, default_judge
 from episeg.embedders import CachingEmbedder, HashingEmbedder
 from episeg.errors import ConfigError
+from episeg.evaluation.ablations import ABLATIONS, SIGNAL_ABLATIONS, ablated
 from episeg.evaluation.baselines import SegmentFn, make_baseline
 from episeg.evaluation.datasets import Dialogue, mean_segment_length, tuning_dialogues
 from episeg.evaluation.search import grid_search
 from episeg.segmentation import Segmenter
-from episeg.segmentation.learned import LearnedPolicy
 from episeg.types import Turn
 from episeg.typing import Embedder
 
@@ -98,51 +98,6 @@ __all__ = [
 BASELINE_NAMES = ("texttiling", "texttiling-emb", "even", "none", "all", "every-user-turn", "probe")
 SEGMENTER_NAMES = ("window", "semantic", "semantic+drift", "prediction-local", "layered", "seed")
 LEARNED_NAMES = ("learned", "learned-chat", "learned+judge")
-ABLATIONS: dict[str, tuple[str, ...]] = {
-    "semantic": (
-        "d_prev1",
-        "d_prev2",
-        "d_mean2",
-        "d_mean4",
-        "d_mean8",
-        "d_decay",
-        "d_cum",
-        "d_prev_novel",
-        "is_user*d_prev1",
-        "is_user*d_prev2",
-        "is_user*d_mean4",
-        "is_user*d_decay",
-        "is_user*d_cum",
-        "ep_short*d_prev1",
-        "ep_short*d_mean4",
-    ),
-    "drift": ("ph", "is_user*ph"),
-    "lexical": (
-        "lex_novel",
-        "is_user*lex_novel",
-        "shift_cue",
-        "log_cw",
-        "log_cw_prev",
-        "no_cw",
-        "is_user*log_cw",
-    ),
-    "position": ("ep_len_log", "ep_short", "ep_short*d_prev1", "ep_short*d_mean4"),
-    "roles": (
-        "roles_known",
-        "is_user",
-        "is_user*d_prev1",
-        "is_user*d_prev2",
-        "is_user*d_mean4",
-        "is_user*d_decay",
-        "is_user*d_cum",
-        "is_user*lex_novel",
-        "is_user*log_cw",
-        "is_user*ph",
-    ),
-    "embedding": ("turn-embedding", "context-shift", "context-agreement"),
-}
-"""Feature groups of the learned model for the ``learned-no-<group>`` ablations."""
-SIGNAL_ABLATIONS = ("marker", "structural", "window")
 CONFIG_NAMES = BASELINE_NAMES + SEGMENTER_NAMES + LEARNED_NAMES
 _LEARNED_SIGNALS = frozenset({"marker", "structural", "window", "semantic", "drift"})
 _SIGNALS: dict[str, frozenset[str]] = {
@@ -206,15 +161,7 @@ def segmenter_fn(
     if ablate:
         if seg.learned is None:
             raise ConfigError("ablating learned features needs the learned combiner")
-        learned = seg.learned
-        seg.learned = LearnedPolicy(
-            learned.model.without(ablate),
-            threshold=learned.threshold,
-            band=learned.band,
-            hint_actors=tuple(learned.hint_actors),
-            roles_known=learned.roles_known,
-            min_turns=learned.min_turns,
-        )
+        seg.learned = ablated(seg.learned, ablate)
 
     def run(turns: Sequence[Turn]) -> tuple[list[int], dict[str, Any]]:
         before = seg.stats
