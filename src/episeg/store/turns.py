@@ -118,6 +118,27 @@ class TurnRows:
     def count(self) -> int:
         return int(self._col.count())
 
+    def vectors(self, episode_ids: Sequence[str]) -> dict[str, np.ndarray]:
+        """The turn vectors of these episodes, one row per position (for export).
+
+        An episode without rows, or with a gap in its positions, is left out.
+        """
+        if not episode_ids:
+            return {}
+        res = self._col.get(
+            where={"episode": {"$in": list(dict.fromkeys(episode_ids))}}, include=["embeddings"]
+        )
+        rows: dict[str, dict[int, np.ndarray]] = {}
+        for row_id, vector in zip(res["ids"], res["embeddings"], strict=True):
+            episode_id, _, pos = str(row_id).rpartition(":")
+            if episode_id and pos.isdigit():
+                rows.setdefault(episode_id, {})[int(pos)] = np.asarray(vector, dtype=np.float32)
+        return {
+            eid: np.stack([found[p] for p in range(len(found))])
+            for eid, found in rows.items()
+            if set(found) == set(range(len(found)))
+        }
+
     def query(
         self, embedding: np.ndarray, k: int, *, where: Mapping[str, Any] | None = None
     ) -> list[TurnMatch]:
