@@ -32,7 +32,7 @@ for func in (
     transcript._normalise,
     types.Turn.from_dict,
     types.Turn.__post_init__,
-    types._ParsableEnum.__dict__["parse"].__func__,
+    types.enums._ParsableEnum.__dict__["parse"].__func__,
 ):
     atheris.instrument_func(func)
 
