@@ -74,7 +74,7 @@ class TestDistributions:
             "episeg/interfaces/static/browser.js",
             "episeg/interfaces/static/browser.html",
             "episeg/interfaces/deploy/haproxy.cfg",  # the scale-out proxy config (DEPLOYMENT.md)
-            "episeg/client.py",
+            "episeg/client/__init__.py",
         ):
             assert needed in names, needed
         assert any(n.endswith("entry_points.txt") for n in names)

@@ -1,0 +1,135 @@
+"""The synchronous HTTP client for ``episeg serve``: :class:`Client`.
+
+>>> import httpx
+>>> def answer(request: httpx.Request) -> httpx.Response:
+...     return httpx.Response(200, json={"status": "ok"})
+>>> with Client("http://service", transport=httpx.MockTransport(answer)) as c:
+...     c.healthz()
+{'status': 'ok'}
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Mapping
+from types import TracebackType
+from typing import Any, Self, cast
+
+import httpx
+
+from episeg.client.wire import (
+    Closed,
+    Confirmed,
+    EpisodeView,
+    Forgotten,
+    RecallHit,
+    TurnInput,
+    _decode,
+    _headers,
+    _recall_body,
+    _request,
+    _turn_body,
+)
+
+__all__ = ["Client"]
+
+
+class Client:
+    """Synchronous client; usable as a context manager (closes its connection pool).
+
+    Parameters
+    ----------
+    base_url
+        Where ``episeg serve`` listens, e.g. ``http://127.0.0.1:8080``.
+    api_key
+        The tenant's API key (``None`` only reaches ``healthz``).
+    timeout
+        Seconds per request.
+    transport
+        An httpx transport (tests pass ``httpx.ASGITransport`` or a mock).
+
+    Raises
+    ------
+    APIError
+        From every method, when the service answers 4xx/5xx.
+    """
+
+    def __init__(
+        self,
+        base_url: str,
+        api_key: str | None = None,
+        *,
+        timeout: float = 30.0,
+        transport: httpx.BaseTransport | None = None,
+    ) -> None:
+        self._http = httpx.Client(
+            base_url=base_url, headers=_headers(api_key), timeout=timeout, transport=transport
+        )
+
+    def _call(self, name: str, path: Mapping[str, str] | None = None, **kw: Any) -> Any:
+        method, url = _request(name, **(path or {}))
+        return _decode(self._http.request(method, url, **kw))
+
+    def observe(self, turn: TurnInput) -> Closed:
+        """Observe one turn; the episodes it closed."""
+        return cast(Closed, self._call("observe", json=_turn_body(turn)))
+
+    def observe_batch(self, turns: Iterable[TurnInput]) -> Closed:
+        """Observe turns in order (at most 1000; all validated before any is observed)."""
+        return cast(Closed, self._call("observe_batch", json=[_turn_body(t) for t in turns]))
+
+    def observe_messages(
+        self, messages: Iterable[Mapping[str, Any]], session: str = "default"
+    ) -> Closed:
+        """Observe chat messages (``{"role", "content"}``, OpenAI style) of one session."""
+        body = {"messages": [dict(m) for m in messages], "session": session}
+        return cast(Closed, self._call("observe_messages", json=body))
+
+    def flush(self, session: str | None = None) -> Closed:
+        """Close the open episodes of one session (default: all of the tenant's)."""
+        return cast(Closed, self._call("flush", json={"session": session}))
+
+    def episodes(
+        self, *, limit: int = 100, offset: int = 0, include_archived: bool = False
+    ) -> list[EpisodeView]:
+        """One page of the tenant's stored episodes."""
+        params = {"limit": limit, "offset": offset, "include_archived": include_archived}
+        return cast(list[EpisodeView], self._call("episodes", params=params)["episodes"])
+
+    def forget(self, episode_id: str) -> Forgotten:
+        """Erase one of the tenant's episodes everywhere (404 ``APIError`` if it has none)."""
+        return cast(Forgotten, self._call("forget", {"episode_id": episode_id}))
+
+    def forget_session(self, session: str) -> Forgotten:
+        """Erase one session of the tenant everywhere (stored episodes and open turns)."""
+        return cast(Forgotten, self._call("forget_session", {"session": session}))
+
+    def forget_all(self) -> Forgotten:
+        """Erase everything of the key's tenant (the key stays valid)."""
+        return cast(Forgotten, self._call("forget_all", params={"confirm": "true"}))
+
+    def recall(self, query: str, k: int = 5, **options: Any) -> list[RecallHit]:
+        """The ``k`` best episodes for ``query`` with each score term.
+
+        ``options`` are the service's other recall fields (``max_words``,
+        ``since``, ``until``, ``session``, ``expand``, ``context``,
+        ``neighbours``); ``None`` values are left out.
+        """
+        body = _recall_body(query, k, options)
+        return cast(list[RecallHit], self._call("recall", json=body)["results"])
+
+    def used(self, episode_ids: Iterable[str]) -> Confirmed:
+        """Confirm these recalled episodes were used: reinforces them (404 for an unknown id)."""
+        return cast(Confirmed, self._call("used", json={"episode_ids": list(episode_ids)}))
+
+    def healthz(self) -> dict[str, str]:
+        """``{"status": "ok"}``; ``APIError`` 503 when the store is unreachable."""
+        return cast(dict[str, str], self._call("healthz"))
+
+    def close(self) -> None:
+        self._http.close()
+
+    def __enter__(self) -> Self:
+        return self
+
+    def __exit__(self, *exc: type[BaseException] | BaseException | TracebackType | None) -> None:
+        self.close()

@@ -1,0 +1,176 @@
+"""What the client and ``episeg serve`` exchange: endpoints, typed JSON views, request bodies.
+
+``ENDPOINTS`` names the HTTP method and path behind every client method (a
+test compares it with the service's ``/openapi.json``); the ``TypedDict``
+views type the service's JSON answers; :class:`APIError` is what every client
+method raises for a 4xx/5xx answer.
+
+>>> sorted(ENDPOINTS)[:3]
+['episodes', 'flush', 'forget']
+>>> _turn_body({"actor": "user", "text": "hi"})
+{'actor': 'user', 'text': 'hi'}
+>>> _recall_body("deploy", 3, {"max_words": 200, "session": None})
+{'query': 'deploy', 'k': 3, 'max_words': 200}
+>>> _request("forget", episode_id="a/b")
+('DELETE', '/v1/episodes/a%2Fb')
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from typing import Any, Literal, NotRequired, TypedDict
+from urllib.parse import quote
+
+import httpx
+
+from episeg.errors import EpisegError
+from episeg.types import Turn
+
+__all__ = [
+    "ENDPOINTS",
+    "APIError",
+    "Closed",
+    "Confirmed",
+    "EpisodeView",
+    "Forgotten",
+    "Method",
+    "RecallHit",
+    "Salience",
+    "TurnInput",
+    "VerdictView",
+]
+
+Method = Literal["GET", "POST", "DELETE"]
+
+#: client method name -> (HTTP method, OpenAPI path)
+ENDPOINTS: dict[str, tuple[Method, str]] = {
+    "observe": ("POST", "/v1/turns"),
+    "observe_batch": ("POST", "/v1/turns:batch"),
+    "observe_messages": ("POST", "/v1/messages"),
+    "flush": ("POST", "/v1/flush"),
+    "episodes": ("GET", "/v1/episodes"),
+    "forget": ("DELETE", "/v1/episodes/{episode_id}"),
+    "forget_session": ("DELETE", "/v1/sessions/{session}"),
+    "forget_all": ("DELETE", "/v1/tenant"),
+    "recall": ("POST", "/v1/recall"),
+    "used": ("POST", "/v1/used"),
+    "healthz": ("GET", "/v1/healthz"),
+}
+
+
+class Salience(TypedDict):
+    score: int | None
+    normalized: float | None
+    scorer: str
+    reason: str
+
+
+class VerdictView(TypedDict):
+    signal: str
+    decision: str
+    score: float
+    reason: str
+    authoritative: bool
+
+
+class EpisodeView(TypedDict, total=False):
+    id: str
+    user: str
+    session: str
+    summary: str
+    opened_at: float
+    closed_at: float
+    turn_count: int
+    first_turn_id: str | None
+    last_turn_id: str | None
+    salience: Salience | None
+    parent_id: str | None
+    boundary_reasons: list[str]
+    boundary_verdicts: list[VerdictView]
+    recall_count: int
+    last_accessed: float | None
+    strength: float
+    archived: bool
+    turns: list[dict[str, Any]]
+
+
+class Closed(TypedDict):
+    accepted: int
+    closed: list[EpisodeView]
+
+
+class RecallHit(TypedDict):
+    score: float
+    recency: float
+    importance: float
+    similarity: float
+    raw_similarity: float
+    importance_imputed: bool
+    episode: EpisodeView
+    episode_id: NotRequired[str]
+    start: NotRequired[str]
+    end: NotRequired[str]
+    summary: NotRequired[str]
+    reinforcement: NotRequired[float]
+    lexical: NotRequired[bool]
+    words: NotRequired[int]
+    turn_ids: NotRequired[list[str]]
+    turns: NotRequired[list[dict[str, Any]]]
+    neighbours_before: NotRequired[list[str]]
+    neighbours_after: NotRequired[list[str]]
+
+
+class Forgotten(TypedDict):
+    forgotten: list[str]
+    turns: int
+    session: str | None
+    tenant: bool
+
+
+class Confirmed(TypedDict):
+    confirmed: list[str]
+
+
+TurnInput = Turn | Mapping[str, Any]
+
+
+class APIError(EpisegError):
+    """The service answered with an error status; ``status`` and ``detail`` say which."""
+
+    def __init__(self, status: int, detail: Any) -> None:
+        super().__init__(f"HTTP {status}: {detail}")
+        self.status = status
+        self.detail = detail
+
+
+def _turn_body(turn: TurnInput) -> dict[str, Any]:
+    if isinstance(turn, Turn):
+        body = turn.to_dict()
+        if body.get("user") == "default":
+            del body["user"]
+        return body
+    return dict(turn)
+
+
+def _request(name: str, **path: str) -> tuple[Method, str]:
+    method, template = ENDPOINTS[name]
+    return method, template.format(**{k: quote(v, safe="") for k, v in path.items()})
+
+
+def _decode(response: httpx.Response) -> Any:
+    if response.is_error:
+        try:
+            detail = response.json().get("detail", response.text)
+        except ValueError:
+            detail = response.text
+        raise APIError(response.status_code, detail)
+    return response.json()
+
+
+def _recall_body(query: str, k: int, options: Mapping[str, Any]) -> dict[str, Any]:
+    """The recall request: options left at ``None`` are not sent (the service's defaults)."""
+    return {"query": query, "k": k, **{n: v for n, v in options.items() if v is not None}}
+
+
+def _headers(api_key: str | None) -> dict[str, str]:
+    return {"Authorization": f"Bearer {api_key}"} if api_key else {}
