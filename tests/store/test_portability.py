@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import base64
+import collections.abc
 import dataclasses
 import json
 import typing
@@ -77,7 +78,7 @@ def _sample(name: str, hint: Any, default: Any) -> Any:
         return 0.25
     if base is str:
         return "x"
-    if base in (dict, typing.Mapping) or (isinstance(base, type) and issubclass(base, dict)):
+    if isinstance(base, type) and issubclass(base, collections.abc.Mapping):
         return {"team": "ops", "ticket": 42, "done": True, "ratio": 0.5}
     pytest.fail(f"Episode field {name!r} ({hint}) has no sample: add one and make it exportable")
 
@@ -180,6 +181,16 @@ def _bad(lines: list[str], where: int, text: str) -> list[str]:
         (lambda ls: _bad(ls, 2, ls[2].replace('"summary"', '"summery"')), 3, "unknown field"),
         (lambda ls: _bad(ls, 1, ls[1].replace('"actor":"user"', '"actor":"robot"')), 2, "robot"),
         (lambda ls: [], 1, "empty file"),
+        (
+            lambda ls: _bad(ls, 1, ls[1].replace('"archived":true', '"archived":"yes"')),
+            2,
+            "archived must be of type bool",
+        ),
+        (
+            lambda ls: _bad(ls, 1, ls[1].replace('"recall_count":3', '"recall_count":3.5')),
+            2,
+            "recall_count must be of type int",
+        ),
     ],
 )
 def test_a_bad_file_names_its_line(mutate: Any, line: int, fragment: str) -> None:

@@ -50,7 +50,7 @@ from typing import Any
 
 import numpy as np
 
-from episeg.errors import EpisegError
+from episeg.errors import StoreError
 from episeg.types import Episode, Salience, Turn, Verdict
 
 __all__ = [
@@ -123,7 +123,7 @@ def _plain(value: Any) -> Any:
         return [_plain(v) for v in value]
     if dataclasses.is_dataclass(value) and not isinstance(value, type):
         return {f.name: _plain(getattr(value, f.name)) for f in dataclasses.fields(value)}
-    raise EpisegError(f"cannot export a value of type {type(value).__name__}")
+    raise StoreError(f"cannot export a value of type {type(value).__name__}")
 
 
 def _turn_record(turn: Turn) -> dict[str, Any]:
@@ -151,8 +151,17 @@ def episode_record(episode: Episode) -> dict[str, Any]:
 
 
 def episode_line(episode: Episode) -> str:
-    """One episode as its export line (``\\n``-terminated)."""
-    return _dumps(episode_record(episode))
+    """One episode as its export line (``\\n``-terminated).
+
+    Raises
+    ------
+    StoreError
+        If the episode holds a value JSON cannot carry (a non-finite number).
+    """
+    try:
+        return _dumps(episode_record(episode))
+    except ValueError as exc:
+        raise StoreError(f"episode {episode.id!r} cannot be exported: {exc}") from None
 
 
 @cache
@@ -191,9 +200,18 @@ def _generic(name: str, value: Any) -> Any:
     if origin in (typing.Union, types.UnionType) and len(args) == 1:
         hint, origin = args[0], typing.get_origin(args[0])
     if origin is tuple or hint is tuple:
+        if not isinstance(value, list):
+            raise ValueError(f"{name} must be a list, got {value!r}")
         return tuple(value)
     if hint is float and isinstance(value, int) and not isinstance(value, bool):
         return float(value)
+    base = origin or hint
+    if isinstance(base, type) and issubclass(base, Mapping):
+        base = dict
+    if base in (bool, int, float, str, dict) and (
+        not isinstance(value, base) or (base is int and isinstance(value, bool))
+    ):
+        raise ValueError(f"{name} must be of type {base.__name__}, got {value!r}")
     return value
 
 
@@ -205,7 +223,8 @@ def episode_from_record(
     Raises
     ------
     ValueError, KeyError, TypeError, EpisegError
-        For a missing, unknown or malformed field (:func:`read_export` adds the line).
+        For a missing, unknown or malformed field
+        (:func:`~episeg.store.import_check.read_export` adds the line).
     """
     known = {f.name for f in dataclasses.fields(Episode)} - {"user"}
     unknown = sorted(set(record) - known)
