@@ -25,14 +25,21 @@ encode: ``python -m episeg.benchmarks.embed_bench --data PATH.jsonl --json out.j
 from __future__ import annotations
 
 import argparse
-import json
 import os
 import sys
 from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
-from episeg.benchmarks.segment_bench import alternate, load_texts, raw_encoder, run_segment_bench
+from episeg.benchmarks.segment_bench import run_segment_bench
+from episeg.benchmarks.timing import (
+    alternate,
+    check_sizes,
+    load_texts,
+    machine,
+    raw_encoder,
+    run_cli,
+)
 from episeg.config import EpisegConfig
 from episeg.typing import Embedder
 
@@ -52,7 +59,7 @@ def compare_encoders(
     ``baseline`` may expose ``model`` (a ``SentenceTransformer``); it is then
     timed through ``model.encode`` directly, the raw torch path.
     """
-    _check_sizes(rounds, single_turns, len(texts))
+    check_sizes(rounds=rounds, single_turns=single_turns, turns=len(texts))
     raw = raw_encoder(baseline)
     baseline.embed(list(texts[:64]))  # warm-up: first calls allocate
     measured.embed(list(texts[:64]))
@@ -80,14 +87,6 @@ def compare_encoders(
     }
 
 
-def _check_sizes(rounds: int, single_turns: int, texts: int) -> None:
-    if rounds < 1 or single_turns < rounds or texts < rounds:
-        raise ValueError(
-            f"need rounds >= 1 and at least one text per round, got rounds={rounds}, "
-            f"single_turns={single_turns}, texts={texts}"
-        )
-
-
 def run_embed_bench(
     data: str | Path,
     *,
@@ -99,7 +98,7 @@ def run_embed_bench(
 ) -> dict[str, Any]:
     """torch :class:`~episeg.embedders.MiniLMEmbedder` (baseline) against ONNX (measured),
     then (``segment``) the segmentation benchmark with the ONNX embedder."""
-    _check_sizes(rounds, single_turns, n_turns)
+    check_sizes(rounds=rounds, single_turns=single_turns, turns=n_turns)
     from episeg.embedders import MiniLMEmbedder, OnnxMiniLMEmbedder
 
     limit = EpisegConfig().embedding.max_chars  # what the segmenter embeds
@@ -126,18 +125,6 @@ def run_embed_bench(
     return out
 
 
-def machine(**extra: Any) -> dict[str, Any]:
-    """Cores, torch threads and the 1-minute load average when called."""
-    import torch
-
-    return {
-        "cpus": len(os.sched_getaffinity(0)),
-        "torch_threads": int(torch.get_num_threads()),
-        "load_1min": round(os.getloadavg()[0], 2),
-        **extra,
-    }
-
-
 def main(argv: Sequence[str] | None = None) -> int:
     parser = argparse.ArgumentParser(
         prog="python -m episeg.benchmarks.embed_bench",
@@ -150,24 +137,18 @@ def main(argv: Sequence[str] | None = None) -> int:
     parser.add_argument("--rounds", type=int, default=6)
     parser.add_argument("--scale", type=int, nargs="+", default=[1_000, 10_000])
     parser.add_argument("--no-segment", action="store_true", help="only compare the encoders")
-    parser.add_argument("--json", help="also write the result here")
-    args = parser.parse_args(argv)
-    try:
-        result = run_embed_bench(
+    return run_cli(
+        parser,
+        argv,
+        lambda args: run_embed_bench(
             args.data,
             n_turns=args.turns,
             single_turns=args.single_turns,
             rounds=args.rounds,
             scale=args.scale,
             segment=not args.no_segment,
-        )
-    except ValueError as exc:
-        parser.error(str(exc))
-    text = json.dumps(result, indent=2)
-    print(text)
-    if args.json:
-        Path(args.json).write_text(text + "\n", encoding="utf-8")
-    return 0
+        ),
+    )
 
 
 if __name__ == "__main__":  # pragma: no cover
