@@ -41,7 +41,7 @@ from episeg.segmentation.intake import PreparedTurn, SessionIntake
 from episeg.segmentation.learned import LearnedPolicy
 from episeg.segmentation.policy import BoundaryPolicy, Outcome
 from episeg.segmentation.signals import SemanticShift, infer_turn_type
-from episeg.segmentation.signals.factory import build_prediction, build_signals
+from episeg.segmentation.signals.factory import SignalFactory, build_prediction
 from episeg.segmentation.state import SessionState, TurnTrace
 from episeg.segmentation.step import Step
 from episeg.segmentation.tap import JudgeTap
@@ -101,13 +101,14 @@ class TurnDecider:
         self.tap = tap
         self.trace = trace
         self.counters = counters if counters is not None else {}
+        self._signals = SignalFactory(config, enabled)
         for name in COUNTERS:
             self.counters.setdefault(name, 0)
 
     def fresh(self, user: str, session: str) -> SessionState:
         return SessionState(
             intake=SessionIntake(session_key=(user, session)),
-            signals=build_signals(self.config, self.enabled),
+            signals=self._signals.build(),
             prediction=build_prediction(self.config, judge=self.tap, enabled=self.enabled),
             open=OpenEpisode(user=user, session=session),
         )

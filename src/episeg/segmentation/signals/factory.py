@@ -3,6 +3,9 @@
 >>> from episeg.config import EpisegConfig
 >>> list(build_signals(EpisegConfig(), ALL_SIGNALS))
 ['marker', 'structural', 'window', 'semantic', 'drift']
+>>> factory = SignalFactory(EpisegConfig(), {"window", "drift"})
+>>> [type(s).__name__ for s in factory.build().values()]
+['FixedWindow', 'GradualDrift']
 >>> build_prediction(EpisegConfig(), judge=None, enabled=ALL_SIGNALS) is None
 True
 """
@@ -10,6 +13,7 @@ True
 from __future__ import annotations
 
 from collections.abc import Callable, Set
+from typing import Any
 
 from episeg.config import EpisegConfig, JudgeGate
 from episeg.segmentation.signals.drift import GradualDrift
@@ -21,7 +25,7 @@ from episeg.segmentation.signals.window import FixedWindow
 from episeg.types import SignalName
 from episeg.typing import Judge, Signal
 
-__all__ = ["ALL_SIGNALS", "CHEAP_ORDER", "build_prediction", "build_signals"]
+__all__ = ["ALL_SIGNALS", "CHEAP_ORDER", "SignalFactory", "build_prediction", "build_signals"]
 
 ALL_SIGNALS: frozenset[SignalName] = frozenset(SignalName) - {SignalName.COMBINER}
 """The six signal names a :class:`~episeg.segmentation.Segmenter` can enable."""
@@ -34,16 +38,34 @@ CHEAP_ORDER = (
 )
 
 
+class SignalFactory:
+    """Builds a session's fresh cheap signals; the config is read once, not per session.
+
+    Reading a section's keyword arguments walks ``dataclasses.fields``; a
+    segmenter opens a session per conversation, so that walk is done here, once.
+    """
+
+    def __init__(self, config: EpisegConfig, enabled: Set[str]) -> None:
+        window: dict[str, Any] = config.window.kwargs()
+        semantic: dict[str, Any] = config.semantic.kwargs()
+        drift: dict[str, Any] = config.drift.kwargs()
+        makers: dict[SignalName, Callable[[], Signal]] = {
+            SignalName.MARKER: AgentMarker,
+            SignalName.STRUCTURAL: StructuralTurnType,
+            SignalName.WINDOW: lambda: FixedWindow(**window),
+            SignalName.SEMANTIC: lambda: SemanticShift(**semantic),
+            SignalName.DRIFT: lambda: GradualDrift(**drift),
+        }
+        self._makers = [(n.value, makers[n]) for n in CHEAP_ORDER if n in enabled]
+
+    def build(self) -> dict[str, Signal]:
+        """Fresh signals named in ``enabled``, in cost order."""
+        return {name: make() for name, make in self._makers}
+
+
 def build_signals(config: EpisegConfig, enabled: Set[str]) -> dict[str, Signal]:
     """Fresh cheap signals (all but prediction) named in ``enabled``, in cost order."""
-    makers: dict[SignalName, Callable[[], Signal]] = {
-        SignalName.MARKER: AgentMarker,
-        SignalName.STRUCTURAL: StructuralTurnType,
-        SignalName.WINDOW: lambda: FixedWindow(**config.window.kwargs()),
-        SignalName.SEMANTIC: lambda: SemanticShift(**config.semantic.kwargs()),
-        SignalName.DRIFT: lambda: GradualDrift(**config.drift.kwargs()),
-    }
-    return {name.value: makers[name]() for name in CHEAP_ORDER if name in enabled}
+    return SignalFactory(config, enabled).build()
 
 
 def build_prediction(

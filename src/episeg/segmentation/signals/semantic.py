@@ -21,12 +21,27 @@ mean decays toward recent turns so sustained shifts register sooner.
 
 from __future__ import annotations
 
+import functools
+
 from episeg.config import SemanticConfig
 from episeg.segmentation.signals._running import RunningMean
 from episeg.text import content_words
 from episeg.types import Decision, ObservedTurn, SignalName, Verdict
 
-__all__ = ["SemanticShift"]
+__all__ = ["SemanticShift", "turn_words"]
+
+
+@functools.lru_cache(maxsize=16)
+def turn_words(text: str) -> tuple[str, ...]:
+    """:func:`~episeg.text.content_words` of a turn, memoised for the few latest texts.
+
+    This signal and the learned combiner's ``TurnView.make`` both read them for the same
+    turn; this computes them once.
+
+    >>> turn_words("Deploy the API to prod")
+    ('deploy', 'api', 'prod')
+    """
+    return tuple(content_words(text))
 
 
 class SemanticShift:
@@ -75,7 +90,7 @@ class SemanticShift:
                 0.0,
                 f"episode too short ({self._mean.count - 1} turns)",
             )
-        confidence = min(1.0, len(content_words(turn.text)) / self.min_words)
+        confidence = min(1.0, len(turn_words(turn.text)) / self.min_words)
         score = distance / self.threshold * confidence
         decision = Decision.BOUNDARY if score > 1.0 else Decision.CONTINUE
         return Verdict(
