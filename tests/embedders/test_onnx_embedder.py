@@ -67,6 +67,15 @@ def test_one_at_a_time_equals_batched(onnx_minilm):
     assert (single * batched).sum(axis=1).min() >= 1 - 1e-5
 
 
+def test_intra_op_threads_do_not_spin_unless_asked(onnx_minilm):
+    key = "session.intra_op.allow_spinning"
+    options = onnx_minilm._session.get_session_options()
+    assert options.get_session_config_entry(key) == "0"
+    spinning = OnnxMiniLMEmbedder(spin=True)
+    assert spinning._session.get_session_options().get_session_config_entry(key) == "1"
+    assert float(spinning.embed(TURNS[:3])[2] @ onnx_minilm.embed(TURNS[:3])[2]) >= 1 - 1e-6
+
+
 def test_truncates_like_sentence_transformers(onnx_minilm):
     a, b = onnx_minilm.embed([LONG, LONG + " tail that is truncated away"])
     assert float(a @ b) >= 1 - 1e-6

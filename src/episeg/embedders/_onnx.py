@@ -13,7 +13,12 @@ embedding stored at export time is treated as corrupt and exported again.
 Threads: ``threads`` intra-op threads (default ``min(2, usable cores)``), one
 inter-op thread, and one ``embed`` at a time per instance (a lock), so
 concurrent requests queue instead of oversubscribing the cores (which was
-seen to slow encoding several-fold on a busy 2-core machine).
+seen to slow encoding several-fold on a busy 2-core machine). The intra-op
+threads do not spin-wait between runs (``spin=False``, onnxruntime's
+``session.intra_op.allow_spinning`` off): a spinning worker takes a core from
+the segmenter's own work between two single-turn encodes and from the other
+processes; on the shared 2-core machine at load ~2-3 single-turn encoding ran
+at ~100 turns/s without spinning against ~50-58 with it (docs/RESULTS.md).
 
 >>> from episeg.embedders import OnnxMiniLMEmbedder
 >>> OnnxMiniLMEmbedder.default().dim  # doctest: +SKIP
@@ -77,6 +82,9 @@ class OnnxMiniLMEmbedder:
     quantize
         Use int8 dynamically quantised weights (off by default: not evaluated
         as lossless for segmentation and recall).
+    spin
+        Let idle intra-op threads spin-wait for the next run (onnxruntime's
+        default; off here, see the module docstring).
     """
 
     name = "all-MiniLM-L6-v2"
@@ -89,6 +97,7 @@ class OnnxMiniLMEmbedder:
         model_path: str | Path | None = None,
         cache_dir: str | Path | None = None,
         quantize: bool = False,
+        spin: bool = False,
     ) -> None:
         if threads is not None and threads < 1:
             raise ValueError(f"threads must be >= 1 or None, got {threads}")
@@ -107,6 +116,7 @@ class OnnxMiniLMEmbedder:
         self._batch_size = batch_size
         self._threads = threads or default_threads()
         self._quantize = quantize
+        self._spin = spin
         self._lock = threading.Lock()
         folder = _model_folder(model_path)
         self._max_len = _max_seq_length(folder)
@@ -190,6 +200,9 @@ class OnnxMiniLMEmbedder:
         options.intra_op_num_threads = self._threads
         options.inter_op_num_threads = 1
         options.execution_mode = self._ort.ExecutionMode.ORT_SEQUENTIAL
+        options.add_session_config_entry(
+            "session.intra_op.allow_spinning", "1" if self._spin else "0"
+        )
         options.graph_optimization_level = self._ort.GraphOptimizationLevel.ORT_ENABLE_ALL
         session = self._ort.InferenceSession(
             str(path), sess_options=options, providers=["CPUExecutionProvider"]
