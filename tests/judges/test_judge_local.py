@@ -117,7 +117,8 @@ class TestLocalJudgeMiniLM:
     ]
 
     @pytest.fixture(scope="class")
-    def judge(self) -> LocalJudge:
+    @classmethod
+    def judge(cls) -> LocalJudge:
         from episeg.embedders import MiniLMEmbedder
 
         return LocalJudge(MiniLMEmbedder.default())

@@ -202,7 +202,8 @@ EPISODES: dict[str, list[tuple[Actor, str]]] = {
 @pytest.mark.slow
 class TestOfflineScorerMiniLM:
     @pytest.fixture(scope="class")
-    def scores(self) -> dict[str, dict[str, int]]:
+    @classmethod
+    def scores(cls) -> dict[str, dict[str, int]]:
         from episeg.embedders import MiniLMEmbedder
 
         embedder = MiniLMEmbedder.default()
