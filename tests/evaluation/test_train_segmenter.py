@@ -10,7 +10,7 @@ import pytest
 
 from episeg.evaluation.train_segmenter import PRESETS, main, train
 from episeg.segmentation.features import feature_names
-from episeg.segmentation.learned import BoundaryModel
+from episeg.segmentation.learned import AdaptiveThreshold, BoundaryModel, LearnedPolicy
 from episeg.testing import HashingEmbedder
 
 TOPICS = [
@@ -107,11 +107,14 @@ class TestTrain:
         assert "dialseg711/dialseg711.jsonl" in m.meta["never_read"]
         assert m.meta["min_turns"] == PRESETS["agent"].min_turns
         assert m.band >= 0 and set(m.meta["oof_at_threshold"]) == set(files)
+        rule = m.meta["adaptive"]  # the relative rule, its floor 1 logit below the threshold
+        assert rule["g"] == 2.5 and rule["floor"] == pytest.approx(m.threshold - 1.0)
 
     def test_chat_preset_reads_tiage_without_roles(self, root):
         m = small(root, preset="chat")
         assert [f["corpus"] for f in m.meta["trained_on"]] == ["tiage"]
         assert m.meta["roles_known"] is False
+        assert m.meta["adaptive"] is None
 
     def test_cli_writes_weights_that_load(self, root, tmp_path, monkeypatch, capsys):
         import episeg.embedders as embedders
@@ -125,7 +128,11 @@ class TestTrain:
         argv = ["--data-root", str(root), "--out", str(out), "--dims", "2", "--folds", "2"]
         assert main(argv) == 0
         assert "out-of-fold" in capsys.readouterr().out
-        assert BoundaryModel.load(out).meta["preset"] == "agent"
+        loaded = BoundaryModel.load(out)
+        assert loaded.meta["preset"] == "agent"
+        assert LearnedPolicy(loaded).adaptive == AdaptiveThreshold.from_meta(
+            loaded.meta["adaptive"]
+        )
 
     def test_unknown_preset_is_refused(self, root):
         from episeg.errors import ConfigError

@@ -52,7 +52,6 @@ import dataclasses
 import hashlib
 import logging
 from collections.abc import Sequence
-from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
@@ -61,6 +60,7 @@ import numpy as np
 from episeg.errors import ConfigError
 from episeg.evaluation.datasets import default_data_root, read_jsonl, select_part
 from episeg.evaluation.train_fit import decode, fit, logits
+from episeg.evaluation.train_presets import LICENCES, PRESETS, TRAIN_PARTS, Preset, adaptive_meta
 from episeg.evaluation.train_rows import (
     Corpus,
     embed_file,
@@ -76,38 +76,6 @@ __all__ = ["PRESETS", "TRAIN_PARTS", "Preset", "main", "stream_boundaries", "tra
 
 log = logging.getLogger(__name__)
 
-TRAIN_PARTS: tuple[tuple[str, str, str], ...] = (
-    ("tiage", "tiage/tiage_train.jsonl", "tune"),
-    ("superdialseg", "superdialseg/superdialseg_validation.jsonl", "tune"),
-    ("agent_tau", "agent_tau/agent_tau_dev.jsonl", "tune"),
-)
-"""(corpus, file under the data root, part): every train part there is."""
-
-
-@dataclass(frozen=True)
-class Preset:
-    """What one shipped weights file is trained on, and how."""
-
-    name: str
-    corpora: tuple[str, ...]
-    dims: int
-    c: float
-    roles_known: bool
-    weights: str
-    min_turns: int = 1
-
-
-PRESETS = {
-    "agent": Preset(
-        "agent", ("tiage", "superdialseg", "agent_tau"), 64, 0.3, True, "boundary.npz", min_turns=2
-    ),
-    "chat": Preset("chat", ("tiage",), 64, 0.1, False, "chat.npz"),
-}
-LICENCES = {
-    "tiage": "MIT (HuiyuanXie/tiage); dialogues from PersonaChat (ParlAI)",
-    "superdialseg": "Apache-2.0 (SuperDialseg dataset card); built on doc2dial / MultiDoc2Dial",
-    "agent_tau": "MIT (sierra-research/tau-bench historical trajectories)",
-}
 _TAUS = tuple(round(-2.0 + 0.125 * i, 3) for i in range(25))
 
 
@@ -189,6 +157,7 @@ def train(
         "preset": preset,
         "roles_known": spec.roles_known,
         "min_turns": spec.min_turns,
+        "adaptive": adaptive_meta(spec, tau),
         "embedder": embedder.name,
         "embed_max_chars": max_chars,
         "seed": seed,

@@ -63,7 +63,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from episeg.text import content_words
+from episeg.segmentation.signals.semantic import turn_words
 
 __all__ = [
     "BASE_FEATURES",
@@ -161,7 +161,7 @@ class TurnView:
 
     @classmethod
     def make(cls, vec: np.ndarray, actor: str, type_: str | None, text: str) -> TurnView:
-        words = content_words(text)
+        words = turn_words(text)
         cue = SHIFT_CUE.search(text[:500]) is not None
         vec64 = np.asarray(vec, dtype=np.float64)
         return cls(vec64, actor, type_, frozenset(words), len(words), cue)
@@ -185,7 +185,7 @@ class EpisodeContext:
 
     ``commit`` adds a turn that stayed in (or opened) the episode; a boundary
     starts a fresh context. Holds the last 8 turns, the decayed and plain
-    means and the Page-Hinkley state.
+    means, the Page-Hinkley state and the combiner's ``scores`` of this episode.
     """
 
     def __init__(self) -> None:
@@ -197,6 +197,7 @@ class EpisodeContext:
         self._ph_avg = 0.0
         self._ph_sum = 0.0
         self._ph_min = 0.0
+        self.scores: deque[float] = deque(maxlen=64)
 
     @property
     def tail(self) -> tuple[TurnView, ...]:

@@ -24,7 +24,12 @@ a config asks for. The model's names are re-exported here.
 from __future__ import annotations
 
 import logging
-from collections.abc import Sequence
+import math
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
+from typing import Any
+
+import numpy as np
 
 from episeg.config import EpisegConfig
 from episeg.errors import ConfigError
@@ -47,6 +52,7 @@ __all__ = [
     "DEFAULT_WEIGHTS",
     "VECTOR_TERMS",
     "WEIGHTS_DIR",
+    "AdaptiveThreshold",
     "BoundaryModel",
     "LearnedPolicy",
     "learned_policy",
@@ -54,6 +60,49 @@ __all__ = [
 ]
 
 log = logging.getLogger(__name__)
+
+
+@dataclass(frozen=True)
+class AdaptiveThreshold:
+    """A turn also opens an episode when its logit stands out in its own episode.
+
+    It fires when the logit is at least ``mean + g * std`` of the last
+    ``window`` logits scored in the open episode (at least ``min_scores`` of
+    them) and at least ``floor``. Only the open episode's scores count, so a
+    session resumed from its checkpoint rebuilds the same history.
+
+    >>> rule = AdaptiveThreshold(g=2.0, window=20, min_scores=3, floor=-1.25)
+    >>> rule.fires(-1.0, [-3.0, -3.2, -2.8]), rule.fires(-1.0, [-3.0, -1.2])
+    (True, False)
+    """
+
+    g: float
+    window: int = 20
+    min_scores: int = 3
+    floor: float = -math.inf
+
+    @classmethod
+    def from_meta(cls, spec: Mapping[str, Any] | None) -> AdaptiveThreshold | None:
+        """The rule a weights file's ``meta["adaptive"]`` names (``None``: no rule)."""
+        if not spec:
+            return None
+        return cls(
+            g=float(spec["g"]),
+            window=int(spec.get("window", 20)),
+            min_scores=int(spec.get("min_scores", 3)),
+            floor=float(spec.get("floor", -math.inf)),
+        )
+
+    def cut_at(self, scores: Sequence[float]) -> float | None:
+        """The logit above which the rule fires after ``scores`` (``None``: too few)."""
+        recent = np.asarray(list(scores)[-self.window :], dtype=np.float64)
+        if len(recent) < self.min_scores:
+            return None
+        return max(float(recent.mean() + self.g * recent.std()), self.floor)
+
+    def fires(self, logit: float, scores: Sequence[float]) -> bool:
+        cut = self.cut_at(scores)
+        return cut is not None and logit >= cut
 
 
 class LearnedPolicy:
@@ -93,6 +142,10 @@ class LearnedPolicy:
         The segment-length prior: the model opens an episode only once the
         open one holds this many turns (default: the model's own, 2 for the
         agent preset: at least one exchange).
+    adaptive
+        The relative rule (:class:`AdaptiveThreshold`; default: the model's
+        own ``meta["adaptive"]``, if any): a logit below ``threshold`` still
+        opens an episode when it stands out among the open episode's scores.
     """
 
     def __init__(
@@ -104,8 +157,10 @@ class LearnedPolicy:
         hint_actors: tuple[str, ...] = ("user", "system"),
         roles_known: bool = True,
         min_turns: int | None = None,
+        adaptive: AdaptiveThreshold | None = None,
     ) -> None:
         self.model = model if model is not None else _default_model()
+        self.adaptive = adaptive or AdaptiveThreshold.from_meta(self.model.meta.get("adaptive"))
         self.threshold = self.model.threshold if threshold is None else float(threshold)
         self.band = self.model.band if band is None else float(band)
         if self.band < 0:
@@ -179,6 +234,11 @@ class LearnedPolicy:
             )
         ambiguous = abs(logit - self.threshold) < self.band
         opens = logit >= self.threshold
+        cut = self.adaptive.cut_at(context.scores) if self.adaptive is not None else None
+        context.scores.append(logit)
+        if not opens and cut is not None and logit >= cut:
+            opens = True
+            reason = f"{reason[:-1]}; stands out in its episode: >= {cut:+.2f})"
         if opens or ambiguous:  # the features that drove it, for the verdict trail
             top = ", ".join(f"{n} {v:+.2f}" for n, v in self.model.contributions(x, e, a, b))
             reason = f"{reason[:-1]}; {top})"

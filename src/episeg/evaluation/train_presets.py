@@ -1,0 +1,68 @@
+"""What each shipped boundary-model weights file is trained on (``episeg train segmenter``).
+
+:data:`TRAIN_PARTS` lists every train part under the data root;
+:data:`PRESETS` says, per preset, which corpora, PCA dimensions, L2
+strength, whether roles are read, the weights file, the segment-length prior
+and the relative (adaptive) threshold rule written into the model's meta.
+
+>>> adaptive_meta(PRESETS["agent"], -0.25)
+{'g': 2.5, 'window': 20, 'min_scores': 5, 'floor': -1.25}
+>>> adaptive_meta(PRESETS["chat"], 0.0) is None
+True
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+__all__ = ["LICENCES", "PRESETS", "TRAIN_PARTS", "Preset", "adaptive_meta"]
+
+TRAIN_PARTS: tuple[tuple[str, str, str], ...] = (
+    ("tiage", "tiage/tiage_train.jsonl", "tune"),
+    ("superdialseg", "superdialseg/superdialseg_validation.jsonl", "tune"),
+    ("agent_tau", "agent_tau/agent_tau_dev.jsonl", "tune"),
+)
+"""(corpus, file under the data root, part): every train part there is."""
+
+
+@dataclass(frozen=True)
+class Preset:
+    """What one shipped weights file is trained on, and how."""
+
+    name: str
+    corpora: tuple[str, ...]
+    dims: int
+    c: float
+    roles_known: bool
+    weights: str
+    min_turns: int = 1
+    adaptive: tuple[float, int, int, float] | None = None
+    """The relative rule (g, window, min_scores, floor below the threshold), or none."""
+
+
+PRESETS = {
+    "agent": Preset(
+        "agent",
+        ("tiage", "superdialseg", "agent_tau"),
+        64,
+        0.3,
+        True,
+        "boundary.npz",
+        min_turns=2,
+        adaptive=(2.5, 20, 5, 1.0),
+    ),
+    "chat": Preset("chat", ("tiage",), 64, 0.1, False, "chat.npz"),
+}
+LICENCES = {
+    "tiage": "MIT (HuiyuanXie/tiage); dialogues from PersonaChat (ParlAI)",
+    "superdialseg": "Apache-2.0 (SuperDialseg dataset card); built on doc2dial / MultiDoc2Dial",
+    "agent_tau": "MIT (sierra-research/tau-bench historical trajectories)",
+}
+
+
+def adaptive_meta(spec: Preset, tau: float) -> dict[str, float] | None:
+    """The preset's relative rule for the model's meta (read by ``LearnedPolicy``)."""
+    if spec.adaptive is None:
+        return None
+    g, window, min_scores, below = spec.adaptive
+    return {"g": g, "window": window, "min_scores": min_scores, "floor": tau - below}
