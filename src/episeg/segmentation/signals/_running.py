@@ -11,6 +11,8 @@
 
 from __future__ import annotations
 
+import math
+
 import numpy as np
 
 __all__ = ["RunningMean"]
@@ -37,14 +39,16 @@ class RunningMean:
             self._mean = vector.copy()
         elif self._decay is None:
             self._mean += (vector - self._mean) / self.count
-        else:
-            self._mean = self._decay * self._mean + (1.0 - self._decay) * vector
+        else:  # in place, the same arithmetic as decay * mean + (1 - decay) * vector
+            self._mean *= self._decay
+            self._mean += (1.0 - self._decay) * vector
 
     def distance(self, vector: np.ndarray) -> float:
         """Cosine distance of ``vector`` to the mean, 0.0 while empty."""
         if self._mean is None:
             return 0.0
-        norm = float(np.linalg.norm(self._mean)) * float(np.linalg.norm(vector))
+        # sqrt(x . x) in x's own dtype is what np.linalg.norm computes for a 1-d vector.
+        norm = math.sqrt(float(self._mean @ self._mean)) * float(np.sqrt(vector.dot(vector)))
         if norm == 0.0:
             return 1.0
         # Rounded so that float noise between batched and single embeddings
