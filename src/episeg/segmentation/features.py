@@ -280,7 +280,7 @@ def boundary_features(
     f.append(_novel(cur.words, seen))
     f += [math.log1p(cur.n_words), math.log1p(prev[-1].n_words), 1.0 if cur.n_words == 0 else 0.0]
     f.append(1.0 if cur.cue else 0.0)
-    a_mean = np.mean([a.vec for a in after], axis=0)
+    a_mean = after[0].vec if len(after) == 1 else np.mean([a.vec for a in after], axis=0)
     if lookahead > 0:
         f += [_distance(a_mean, last4), _distance(a_mean, context.decayed)]
         if len(after) > 1:
