@@ -117,6 +117,7 @@ class TestLLMJudge:
         assert "unusable reply" in caplog.text
         assert judge.calls == 1
 
+    @pytest.mark.slow  # two 0.5 s client timeouts
     def test_timeout_raises_unavailable(
         self, server: LoopbackLLMServer, make: JudgeFactory, caplog: pytest.LogCaptureFixture
     ) -> None:

@@ -149,6 +149,7 @@ class TestReinforcement:
         stored = recaller.store.list_episodes(limit=10)
         assert all(ep.recall_count == 0 and ep.last_accessed is None for ep in stored)
 
+    @pytest.mark.slow  # 1,000 recalls: 5-8 s
     def test_same_question_same_answer_after_many_others(
         self, recaller: HierarchicalRecaller
     ) -> None:

@@ -62,6 +62,7 @@ def _turn(user: str, session: str, n: int, text: str = "deploy the prod release"
     )
 
 
+@pytest.mark.slow  # slow stores sleep on purpose: 1-3 s a test
 class TestTenantsDoNotWait:
     def test_a_small_tenant_is_served_while_a_heavy_tenant_flushes(self, tmp_path: Path) -> None:
         mem = _memory(tmp_path, _SlowForOne("heavy"))
@@ -134,6 +135,7 @@ def _serving(app: FastAPI) -> Iterator[str]:
         thread.join(timeout=20)
 
 
+@pytest.mark.slow  # starts uvicorn
 def test_concurrent_posts_to_one_session_without_ts_are_all_accepted(tmp_path: Path) -> None:
     """F7: 8 clients x 20 posts to one session, no ``ts``: none refused, each turn once."""
     backend = MemBackend()

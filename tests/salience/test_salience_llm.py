@@ -119,6 +119,7 @@ class TestLLMSalienceScorer:
         assert not scorer.score(EPISODE).is_scored
         assert scorer.calls == 1
 
+    @pytest.mark.slow  # two 0.5 s client timeouts
     def test_timeout_is_unscored(
         self, server: LoopbackLLMServer, make: Factory, caplog: pytest.LogCaptureFixture
     ) -> None:
