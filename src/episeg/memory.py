@@ -37,8 +37,10 @@ from pathlib import Path
 
 from episeg.config import EpisegConfig
 from episeg.defaults import DEFAULT, Default, default_embedder, resolve_judge, resolve_scorer
+from episeg.durability.idle import IdleClosing
 from episeg.durability.journal import Journal
 from episeg.durability.memory_forget import MemoryForget
+from episeg.durability.memory_open import OpenRecall
 from episeg.durability.memory_writes import MemoryWrites
 from episeg.durability.outbox import PendingWriter
 from episeg.durability.sessions import DEFAULT_MAX_RESIDENT, SessionPool
@@ -53,7 +55,7 @@ from episeg.typing import Embedder, Judge, SalienceScorer, StoreBackend
 __all__ = ["DEFAULT", "Memory"]  # DEFAULT is episeg.defaults.DEFAULT, re-exported
 
 
-class Memory(MemoryWrites, MemoryRecall, MemoryForget):
+class Memory(MemoryWrites, MemoryRecall, MemoryForget, IdleClosing, OpenRecall):
     """Episodic memory for many users, backed by Chroma.
 
     Parameters
@@ -97,7 +99,9 @@ class Memory(MemoryWrites, MemoryRecall, MemoryForget):
     (observe, flush, outbox: :class:`~episeg.durability.memory_writes.MemoryWrites`),
     reading (stores, recall, reinforcement, maintenance:
     :class:`~episeg.recall.memory_recall.MemoryRecall`) and erasure
-    (:class:`~episeg.durability.memory_forget.MemoryForget`). This class only
+    (:class:`~episeg.durability.memory_forget.MemoryForget`), the idle timeout
+    (:class:`~episeg.durability.idle.IdleClosing`) and recall of open segments
+    (:class:`~episeg.durability.memory_open.OpenRecall`). This class only
     builds the parts they share.
 
     Raises
@@ -128,6 +132,7 @@ class Memory(MemoryWrites, MemoryRecall, MemoryForget):
         self.scorer: SalienceScorer | None = resolve_scorer(scorer, embedder, self.config)
         self.backend: StoreBackend = backend or ChromaBackend.persistent(self.path / "chroma")
         self._clock = clock
+        self._idle_checked: dict[str, float] = {}
         self._lock = threading.RLock()
         self._stores: dict[str, IndexedStore] = {}
         self._recallers: dict[str, HierarchicalRecaller] = {}

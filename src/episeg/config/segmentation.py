@@ -245,10 +245,21 @@ class IntakeConfig(_Section):
 
     max_turn_chars : int, default 100_000
         Longer turn texts are refused with a ``TurnValidationError``.
+    idle_timeout : float, default 1800 (30 minutes)
+        Seconds without a new turn after which a session's open episode is
+        closed, scored and stored (:mod:`episeg.durability.idle`), counted by
+        the process clock from the turn's arrival; 0 never closes. Otherwise
+        in [1, 2592000] (30 days). 30 minutes is the usual inactivity cut-off
+        of a session (web analytics' default): longer than the pauses inside
+        one task (a build, a test run, a tool call), short enough that an
+        abandoned conversation becomes recallable as an episode soon.
     """
 
     section: ClassVar[str] = "intake"
     max_turn_chars: int = 100_000
+    idle_timeout: float = 1800.0
 
     def __post_init__(self) -> None:
         _int(self.section, "max_turn_chars", self.max_turn_chars)
+        if self.idle_timeout != 0:
+            _num(self.section, "idle_timeout", self.idle_timeout, 1.0, 30 * 86400.0)

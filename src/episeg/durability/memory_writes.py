@@ -25,7 +25,8 @@ from __future__ import annotations
 import dataclasses
 import logging
 import threading
-from collections.abc import Iterable, Sequence
+from collections.abc import Callable, Iterable, Sequence
+from typing import TYPE_CHECKING
 
 from episeg.durability.ids import globalise
 from episeg.durability.journal import Journal
@@ -52,6 +53,11 @@ class MemoryWrites:
     _writer: PendingWriter
     _broken: JournalError | None
     _extractive: bool
+    _clock: Callable[[], float]
+
+    if TYPE_CHECKING:  # provided by IdleClosing
+
+        def _close_idle_if_due(self, user: str) -> list[Episode]: ...
 
     def observe(self, turn: Turn) -> list[Episode]:
         """Take one turn; return the episodes it closed that are now stored.
@@ -70,6 +76,7 @@ class MemoryWrites:
         with self.sessions.lock(turn.user):
             self._check_usable()
             self._writer.retry_if_due(turn.user)
+            self._close_idle_if_due(turn.user)  # before the turn: a timed-out episode stays closed
             segmenter = self.sessions.enter(*key)
             try:
                 step = segmenter.observe(turn)
@@ -86,6 +93,7 @@ class MemoryWrites:
                     judge=step.judge_record,
                     closed=scored,
                     checkpoint=segmenter.checkpoint(*key) if step.opened else None,
+                    touched=float(self._clock()),
                 )
             except JournalError:
                 self._rebuild([key])

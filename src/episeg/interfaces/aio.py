@@ -100,6 +100,7 @@ class AsyncMemory:
     store_episodes = _off_loop(Memory.store_episodes)
     pending_writes = _off_loop(Memory.pending_writes)
     retry_pending = _off_loop(Memory.retry_pending)
+    close_idle = _off_loop(Memory.close_idle)
     close = _off_loop(Memory.close)
     # reading
     store = _off_loop(Memory.store)

@@ -3,10 +3,12 @@
 The tenant of every request comes **only** from its API key; no endpoint takes
 a tenant parameter, and a turn whose ``user`` names another tenant is refused
 (403). Bodies over ``max_body_bytes`` get 413, malformed ones 422, an
-unreachable store 503. Run it with one worker: ``Memory`` serialises each
-tenant's writes with that tenant's lock and lets tenants run side by side
-(``episeg serve --keys-file keys.json``); to scale out, run replicas behind a
-proxy that routes each key to one replica (``docs/DEPLOYMENT.md``).
+unreachable store 503. While it runs, an :class:`~episeg.durability.idle.IdleTicker`
+closes the open episodes of sessions idle for ``intake.idle_timeout``. Run it
+with one worker: ``Memory`` serialises each tenant's writes with that tenant's
+lock and lets tenants run side by side (``episeg serve --keys-file keys.json``);
+to scale out, run replicas behind a proxy that routes each key to one replica
+(``docs/DEPLOYMENT.md``).
 
 >>> import tempfile
 >>> from fastapi.testclient import TestClient
@@ -20,7 +22,8 @@ proxy that routes each key to one replica (``docs/DEPLOYMENT.md``).
 
 # No `from __future__ import annotations`: FastAPI reads the (local) annotations at runtime.
 import time
-from collections.abc import Mapping, Sequence
+from collections.abc import AsyncIterator, Mapping, Sequence
+from contextlib import asynccontextmanager
 from importlib.metadata import PackageNotFoundError, version
 from typing import Annotated
 
@@ -28,6 +31,7 @@ from fastapi import Depends, FastAPI, HTTPException, Query, Security
 from fastapi.security import HTTPAuthorizationCredentials, HTTPBearer
 from pydantic import Field
 
+from episeg.durability.idle import IdleTicker
 from episeg.errors import TenantError
 from episeg.interfaces.messages import recorded_times, turns_from_messages
 from episeg.interfaces.metrics import MetricsMiddleware, ServiceMetrics
@@ -73,7 +77,16 @@ def create_app(
 ) -> FastAPI:
     """The FastAPI app serving ``memory`` to the tenants of ``keys``."""
     ring = keys if isinstance(keys, KeyRing) else KeyRing(keys)
-    app = FastAPI(title="episeg", version=_version(), description=_DESCRIPTION)
+
+    @asynccontextmanager
+    async def lifespan(_: FastAPI) -> AsyncIterator[None]:
+        ticker = IdleTicker(memory).start()  # closes abandoned sessions' episodes
+        try:
+            yield
+        finally:
+            ticker.stop()
+
+    app = FastAPI(title="episeg", version=_version(), description=_DESCRIPTION, lifespan=lifespan)
     app.add_middleware(BodyLimit, max_bytes=max_body_bytes)
     metrics = ServiceMetrics(
         judge_calls=lambda: memory.judge.calls if memory.judge is not None else 0,

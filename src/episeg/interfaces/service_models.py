@@ -180,6 +180,9 @@ class RecallHitOut(BaseModel):
     turns: list[TurnOut]
     neighbours_before: list[str]
     neighbours_after: list[str]
+    open: bool = Field(
+        False, description="a segment not yet closed (its id is the one it will be stored under)"
+    )
 
 
 class RecallOut(BaseModel):

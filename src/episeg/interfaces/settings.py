@@ -12,6 +12,7 @@ file: ``api_key_env`` names the environment variable that holds the key.
 .. code-block:: toml
 
     embedding_backend = "onnx"          # or "torch"
+    idle_timeout = 1800                 # seconds; 0: open episodes wait for a flush
     [judge]
     kind = "openai"                     # local | anthropic | openai | none
     model = "llama3.1"
@@ -42,7 +43,7 @@ from pydantic_settings import (
     TomlConfigSettingsSource,
 )
 
-from episeg.config import EmbeddingConfig, EpisegConfig
+from episeg.config import EmbeddingConfig, EpisegConfig, IntakeConfig
 from episeg.defaults import DEFAULT, Default
 from episeg.errors import ConfigError
 from episeg.types import EmbedderBackend
@@ -99,6 +100,12 @@ class EpisegSettings(BaseSettings):
     embedding_backend: EmbedderBackend = EmbedderBackend.ONNX
     judge: JudgeSettings = JudgeSettings()
     scorer: ScorerSettings = ScorerSettings()
+    idle_timeout: float = Field(
+        default=1800.0,
+        ge=0,
+        le=30 * 86400,
+        description="seconds without a turn before a session's open episode is closed (0: never)",
+    )
 
     @classmethod
     def settings_customise_sources(
@@ -120,8 +127,11 @@ class EpisegSettings(BaseSettings):
         return tuple(sources)
 
     def config(self) -> EpisegConfig:
-        """The :class:`EpisegConfig` these settings imply (the embedder backend)."""
-        return EpisegConfig(embedding=EmbeddingConfig(backend=self.embedding_backend))
+        """The :class:`EpisegConfig` these settings imply (embedder backend, idle timeout)."""
+        return EpisegConfig(
+            embedding=EmbeddingConfig(backend=self.embedding_backend),
+            intake=IntakeConfig(idle_timeout=self.idle_timeout),
+        )
 
     def build_judge(self) -> Judge | Default | None:
         """The configured judge (``DEFAULT``: the offline local judge)."""

@@ -196,6 +196,7 @@ def scored_view(hit: ScoredEpisode, *, with_turns: bool = True) -> dict[str, Any
                 "turns": [turn_view(t) for t in hit.turns],
                 "neighbours_before": list(hit.neighbours_before),
                 "neighbours_after": list(hit.neighbours_after),
+                "open": hit.open,
             }
         )
     return view

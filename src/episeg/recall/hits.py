@@ -59,7 +59,8 @@ class RecallHit(ScoredEpisode):
     ``score`` = ``similarity`` (weighted relevance) + ``recency`` +
     ``importance`` + ``reinforcement`` (each a weighted contribution);
     ``raw_similarity`` is the best cosine of the hit's matched turns (0.0 when
-    it was found by words only).
+    it was found by words only). ``open`` marks a segment not yet closed
+    (:mod:`episeg.recall.open_segments`): its id is the one it will be stored under.
     """
 
     reinforcement: float = 0.0
@@ -68,6 +69,7 @@ class RecallHit(ScoredEpisode):
     lexical: bool = False
     neighbours_before: tuple[str, ...] = ()
     neighbours_after: tuple[str, ...] = ()
+    open: bool = False
 
     @property
     def episode_id(self) -> str:

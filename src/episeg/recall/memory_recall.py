@@ -22,6 +22,7 @@ from __future__ import annotations
 
 import threading
 from collections.abc import Callable, Collection, Sequence
+from typing import TYPE_CHECKING, Any
 
 from episeg.config import EpisegConfig
 from episeg.recall.forgetting import MaintenanceReport, maintain
@@ -44,6 +45,12 @@ class MemoryRecall:
     _lock: threading.RLock
     _stores: dict[str, IndexedStore]
     _recallers: dict[str, HierarchicalRecaller]
+
+    if TYPE_CHECKING:  # provided by episeg.durability.memory_open.OpenRecall
+
+        def _with_open(
+            self, user: str, query: str, hits: list[RecallHit], k: int, **options: Any
+        ) -> list[RecallHit]: ...
 
     def store(self, user: str) -> IndexedStore:
         """The store bound to ``user``'s tenant (created on first use).
@@ -91,7 +98,7 @@ class MemoryRecall:
         :mod:`episeg.recall.hierarchical`. Nothing is written: the same
         question gets the same answer until memory changes.
         """
-        return self._recaller(user).recall(
+        hits = self._recaller(user).recall(
             query,
             k,
             max_words=max_words,
@@ -101,6 +108,20 @@ class MemoryRecall:
             expand=expand,
             context=context,
             neighbours=neighbours,
+        )
+        return self._with_open(  # the open segments too (episeg.durability.memory_open)
+            user,
+            query,
+            hits,
+            k,
+            max_words=max_words,
+            session=session,
+            since=since,
+            until=until,
+            metadata=None,
+            min_score=None,
+            expand=expand,
+            context=context,
         )
 
     def confirm_used(self, user: str, episode_ids: Collection[str]) -> list[Episode]:

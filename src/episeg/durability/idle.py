@@ -1,0 +1,145 @@
+"""The idle timeout: an abandoned session's open episode is closed, scored and stored.
+
+A session that took no turn for ``config.intake.idle_timeout`` seconds (by
+the process clock, not the turns' own ``ts``: an old transcript ingested now
+is not idle) has its open episode closed exactly as :meth:`Memory.flush` closes
+it: journaled (outbox + checkpoint in one transaction, so ``kill -9`` safe),
+then written. When the session last took a turn is the journal's
+``sessions.touched``, so the timeout survives a restart.
+
+Who calls it: :meth:`IdleClosing.close_idle` (any code, any time); every
+``observe`` checks its own tenant first, at most every
+:func:`check_interval` seconds; the HTTP service and the MCP server run
+:class:`IdleTicker`, a thread that checks every tenant on that interval.
+
+>>> import tempfile
+>>> from episeg.config import EpisegConfig, IntakeConfig
+>>> from episeg.memory import Memory
+>>> from episeg.testing import HashingEmbedder
+>>> from episeg.types import Turn
+>>> now = [1000.0]
+>>> mem = Memory(path=tempfile.mkdtemp(), embedder=HashingEmbedder(), judge=None, scorer=None,
+...              config=EpisegConfig(intake=IntakeConfig(idle_timeout=600)), clock=lambda: now[0])
+>>> mem.observe(Turn(actor="user", text="book the flight", ts=1.0, user="bob"))
+[]
+>>> mem.close_idle()                     # 0 s idle
+[]
+>>> now[0] += 601
+>>> [(e.user, len(e.turns)) for e in mem.close_idle()]
+[('bob', 1)]
+"""
+
+from __future__ import annotations
+
+import logging
+import threading
+from collections.abc import Callable, Sequence
+from typing import TYPE_CHECKING
+
+from episeg.config import EpisegConfig
+from episeg.durability.journal import Journal
+from episeg.durability.sessions import SessionPool
+from episeg.errors import EpisegError
+from episeg.types import Episode
+
+__all__ = ["IdleClosing", "IdleTicker", "check_interval"]
+
+log = logging.getLogger("episeg.memory")
+
+_BATCH = 32  # sessions per journal transaction, as flush does
+
+
+def check_interval(timeout: float) -> float:
+    """Seconds between idle checks: a tenth of the timeout, at most a minute.
+
+    >>> check_interval(1800), check_interval(60)
+    (60.0, 6.0)
+    """
+    return float(min(60.0, timeout / 10))
+
+
+class IdleClosing:
+    """The idle-timeout part of ``Memory`` (a mixin; ``Memory`` builds what it declares)."""
+
+    config: EpisegConfig
+    journal: Journal
+    sessions: SessionPool
+    _clock: Callable[[], float]
+    _idle_checked: dict[str, float]
+
+    def close_idle(self, now: float | None = None, *, user: str | None = None) -> list[Episode]:
+        """Close the open episodes of sessions idle for ``config.intake.idle_timeout``.
+
+        ``now`` defaults to the clock; ``user`` limits it to one tenant. Each
+        tenant is handled under its own lock, in journal transactions of at
+        most 32 sessions (like :meth:`flush`). Returns the closed episodes that
+        reached the store (the others wait in :meth:`pending_writes`). A
+        timeout of 0 closes nothing.
+        """
+        timeout = self.config.intake.idle_timeout
+        if not timeout:
+            return []
+        before = (float(self._clock()) if now is None else now) - timeout
+        tenants = sorted({u for u, _ in self.journal.idle_sessions(before=before, user=user)})
+        closed: list[Episode] = []
+        for tenant in tenants:
+            with self.sessions.lock(tenant):
+                self._check_usable()
+                keys = self.journal.idle_sessions(before=before, user=tenant)  # a turn may
+                for start in range(0, len(keys), _BATCH):  # have arrived meanwhile
+                    closed.extend(self._flush_sessions(tenant, keys[start : start + _BATCH]))
+        if closed:
+            log.info("idle timeout (%gs): closed %d episode(s)", timeout, len(closed))
+        return closed
+
+    def _close_idle_if_due(self, user: str) -> list[Episode]:
+        """``close_idle(user=user)`` if the last check of this tenant is old enough."""
+        timeout = self.config.intake.idle_timeout
+        if not timeout:
+            return []
+        now = float(self._clock())
+        if now - self._idle_checked.get(user, -float("inf")) < check_interval(timeout):
+            return []
+        self._idle_checked[user] = now
+        return self.close_idle(now, user=user)
+
+    if TYPE_CHECKING:  # provided by MemoryWrites
+
+        def _check_usable(self) -> None: ...
+
+        def _flush_sessions(self, user: str, keys: Sequence[tuple[str, str]]) -> list[Episode]: ...
+
+
+class IdleTicker:
+    """A daemon thread calling ``memory.close_idle()`` every :func:`check_interval` seconds.
+
+    Long-lived interfaces (the HTTP service, the MCP server) start one, so a
+    tenant that never sends another turn still gets its episodes closed. A
+    failure is logged and the next tick tries again. Nothing runs when the
+    timeout is 0.
+    """
+
+    def __init__(self, memory: IdleClosing) -> None:
+        self.memory = memory
+        self.ticks = 0
+        self._stop = threading.Event()
+        self._thread = threading.Thread(target=self._run, name="episeg-idle", daemon=True)
+
+    def start(self) -> IdleTicker:
+        if self.memory.config.intake.idle_timeout:
+            self._thread.start()
+        return self
+
+    def stop(self) -> None:
+        self._stop.set()
+        if self._thread.is_alive():
+            self._thread.join(timeout=30)
+
+    def _run(self) -> None:
+        interval = check_interval(self.memory.config.intake.idle_timeout)
+        while not self._stop.wait(interval):
+            try:
+                self.memory.close_idle()
+            except EpisegError as exc:  # e.g. the journal is full: the next tick retries
+                log.warning("idle check failed: %s", exc)
+            self.ticks += 1

@@ -1,0 +1,122 @@
+"""Recall that also sees the open segments: ``Memory.recall`` over stored and open turns.
+
+:class:`OpenRecall` is a mixin of ``Memory``: ``Memory.recall`` asks the stored
+episodes first, then :meth:`OpenRecall._with_open` reads the tenant's open
+turns from the journal (as accepted, with their embeddings; the markers
+stripped as the segmenter strips them), scores them with
+:func:`~episeg.recall.open_segments.score_open` and merges both within the same
+``k`` and word budget (:func:`~episeg.recall.open_segments.merge_open`). An
+open hit has ``open=True`` and the id its episode will be stored under. The
+journal is read only for the asking tenant, so recall stays tenant-bound.
+
+>>> import tempfile
+>>> from episeg.memory import Memory
+>>> from episeg.testing import HashingEmbedder
+>>> from episeg.types import Turn
+>>> mem = Memory(path=tempfile.mkdtemp(), embedder=HashingEmbedder(), judge=None, scorer=None)
+>>> _ = mem.observe(Turn(actor="user", text="water the ferns on friday", ts=1.0, user="carol"))
+>>> [(h.open, [t.text for t in h.turns]) for h in mem.recall("carol", "ferns")]
+[(True, ['water the ferns on friday'])]
+>>> mem.recall("dave", "ferns")
+[]
+"""
+
+from __future__ import annotations
+
+import dataclasses
+from collections import defaultdict
+from collections.abc import Callable, Mapping
+from typing import TYPE_CHECKING
+
+import numpy as np
+
+from episeg.durability.ids import global_id
+from episeg.durability.journal import Journal
+from episeg.recall.hierarchical import HierarchicalRecaller
+from episeg.recall.hits import Expand, RecallHit
+from episeg.recall.open_segments import OpenSegment, merge_open, score_open
+from episeg.segmentation.episode import episode_id
+from episeg.segmentation.signals.marker import scan_markers
+from episeg.store.tenants import validate_tenant
+from episeg.types import Actor, Turn
+from episeg.typing import Embedder
+
+__all__ = ["OpenRecall", "open_segments"]
+
+
+def open_segments(journal: Journal, user: str) -> list[OpenSegment]:
+    """``user``'s open segments, one per session with open turns, as they will be stored."""
+    by_session: defaultdict[str, list[tuple[Turn, np.ndarray]]] = defaultdict(list)
+    for session, turn, vector in journal.open_turns(user):
+        if turn.actor is Actor.ASSISTANT:
+            turn = dataclasses.replace(turn, text=scan_markers(turn.text).text)
+        by_session[session].append((turn, vector))
+    out = []
+    for session, rows in sorted(by_session.items()):
+        first = rows[0][0].id or ""
+        out.append(
+            OpenSegment(
+                id=global_id(journal.node, episode_id(user, session, first)),
+                user=user,
+                session=session,
+                turns=tuple(t for t, _ in rows),
+                vectors=np.stack([np.asarray(v, dtype=np.float32).reshape(-1) for _, v in rows]),
+            )
+        )
+    return out
+
+
+class OpenRecall:
+    """The part of ``Memory`` that adds open segments to a recall (a mixin).
+
+    ``MemoryRecall.recall`` hands its stored hits to :meth:`_with_open`.
+    """
+
+    journal: Journal
+    embedder: Embedder
+    _clock: Callable[[], float]
+
+    if TYPE_CHECKING:  # provided by MemoryRecall
+
+        def _recaller(self, user: str) -> HierarchicalRecaller: ...
+
+    def _with_open(
+        self,
+        user: str,
+        query: str,
+        hits: list[RecallHit],
+        k: int,
+        *,
+        max_words: int | None,
+        session: str | None,
+        since: float | None,
+        until: float | None,
+        metadata: Mapping[str, object] | None,
+        min_score: float | None,
+        expand: Expand | str,
+        context: int,
+    ) -> list[RecallHit]:
+        """``hits`` (stored, best first) with ``user``'s matching open segments merged in.
+
+        They are ranked with the same scoring and share ``k`` and
+        ``max_words`` with the stored episodes (:mod:`episeg.recall.open_segments`).
+        """
+        segments = open_segments(self.journal, validate_tenant(user))
+        if not segments:
+            return hits
+        vector = np.asarray(self.embedder.embed([query])[0], dtype=np.float32)
+        opened = score_open(
+            self._recaller(user),
+            segments,
+            vector,
+            query,
+            hits,
+            now=float(self._clock()),
+            session=session,
+            since=since,
+            until=until,
+            metadata=metadata,
+        )
+        if min_score is not None:
+            opened = [o for o in opened if o.score >= min_score]
+        return merge_open(hits, opened, k, max_words, expand=expand, context=context)
