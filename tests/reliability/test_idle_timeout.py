@@ -6,10 +6,17 @@ real periodic task of a real uvicorn server with a one-second timeout.
 
 from __future__ import annotations
 
+import asyncio
+import json
+import os
+import sys
 import time
 from pathlib import Path
+from typing import Any
 
 import pytest
+from mcp import Client
+from mcp.client.stdio import StdioServerParameters
 
 from episeg.config import EpisegConfig, IntakeConfig
 from episeg.durability.idle import IdleTicker, check_interval
@@ -170,3 +177,37 @@ def test_the_service_closes_idle_sessions_by_itself(
     finally:
         server.stop()
         memory.close()
+
+
+@pytest.mark.slow
+def test_the_mcp_server_closes_idle_sessions_by_itself(tmp_path: Path) -> None:
+    """The real stdio MCP server (``episeg mcp``, real model) with a one-second timeout."""
+    env = {
+        **os.environ,
+        "EPISEG_IDLE_TIMEOUT": "1",
+        "PYTHONPATH": str(Path(__file__).resolve().parents[2] / "src"),
+    }
+    params = StdioServerParameters(
+        command=sys.executable,
+        args=["-m", "episeg.interfaces.cli", "mcp", "--user", "alice", "--path", str(tmp_path)],
+        env=env,
+    )
+
+    def payload(result: Any) -> dict[str, Any]:
+        return dict(json.loads(result.content[0].text))
+
+    async def run() -> tuple[dict[str, Any], list[object]]:
+        async with Client(params) as client:
+            args = {"actor": "user", "text": "book the flight to Oslo", "id": "t1"}
+            await client.call_tool("observe_turn", args)
+            hits = payload(await client.call_tool("recall", {"query": "flight to Oslo"}))
+            deadline = time.monotonic() + 30
+            episodes: list[object] = []
+            while not episodes and time.monotonic() < deadline:
+                await asyncio.sleep(0.2)
+                episodes = payload(await client.call_tool("list_episodes", {}))["episodes"]
+            return hits, episodes
+
+    hits, episodes = asyncio.run(run())
+    assert [r["open"] for r in hits["results"]] == [True]  # recallable before it closed
+    assert len(episodes) == 1, "the idle ticker of the MCP server never closed the episode"

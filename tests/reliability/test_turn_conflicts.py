@@ -281,3 +281,23 @@ class TestMcp:
         assert not first.is_error and not again.is_error
         assert clash.is_error and "already recorded" in clash.content[0].text
         memory.close()
+
+    def test_resend_without_ts_is_a_duplicate(self, tmp_path: Path) -> None:
+        memory = _memory(tmp_path)
+        server = create_server(memory, "alice")
+
+        async def run() -> list[Any]:
+            async with Client(server) as client:
+                turn = {"actor": "user", "text": "deploy prod", "id": "t1"}
+                message = {"role": "user", "content": "deploy prod", "id": "m1"}
+                return [
+                    await client.call_tool("observe_turn", turn),
+                    await client.call_tool("observe_turn", turn),
+                    await client.call_tool("observe_messages", {"messages": [message]}),
+                    await client.call_tool("observe_messages", {"messages": [message]}),
+                ]
+
+        answers = asyncio.run(run())
+        assert not any(a.is_error for a in answers), [a.content for a in answers]
+        assert memory.journal.counts()["seen"] == 2
+        memory.close()

@@ -118,6 +118,7 @@ class RecallHit(TypedDict):
     turns: NotRequired[list[dict[str, Any]]]
     neighbours_before: NotRequired[list[str]]
     neighbours_after: NotRequired[list[str]]
+    open: NotRequired[bool]
 
 
 class Forgotten(TypedDict):

@@ -22,7 +22,7 @@ from __future__ import annotations
 
 from typing import Literal
 
-from pydantic import BaseModel
+from pydantic import BaseModel, Field
 
 from episeg.interfaces.views import boundary_reasons
 from episeg.types import Episode, Turn
@@ -110,6 +110,9 @@ class Hit(BaseModel):
     reinforcement: float
     episode: EpisodeBrief
     matched: list[TurnBrief]
+    open: bool = Field(
+        False, description="not closed yet: its id is the one it will be stored under"
+    )
 
     @classmethod
     def of(cls, hit: ScoredEpisode, *, full_turns: bool = False) -> Hit:
@@ -121,6 +124,7 @@ class Hit(BaseModel):
             reinforcement=float(getattr(hit, "reinforcement", 0.0)),
             episode=EpisodeBrief.of(hit.episode, full_turns=full_turns),
             matched=[TurnBrief.of(t) for t in getattr(hit, "turns", ())],
+            open=bool(getattr(hit, "open", False)),
         )
 
 

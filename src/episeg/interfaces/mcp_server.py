@@ -43,6 +43,7 @@ import anyio
 from mcp.server.mcpserver import MCPServer
 from mcp.server.mcpserver.exceptions import ToolError
 
+from episeg.durability.idle import IdleTicker
 from episeg.errors import EpisegError
 from episeg.interfaces.mcp_models import (
     ActorName,
@@ -56,7 +57,7 @@ from episeg.interfaces.mcp_models import (
     Used,
 )
 from episeg.interfaces.mcp_stdio import serve_stdio
-from episeg.interfaces.messages import turns_from_messages
+from episeg.interfaces.messages import recorded_times, turns_from_messages
 from episeg.memory import Memory
 from episeg.store.tenants import validate_tenant
 from episeg.types import Actor, Episode, Turn, TurnType
@@ -111,10 +112,13 @@ def create_server(memory: Memory, user: str) -> MCPServer:
         """
 
         def run() -> Closed:
+            if ts is None:  # now, or the recorded time of a re-sent id (a duplicate, F6)
+                known = recorded_times(memory.journal, tenant, session, [{"id": id}])
+                stamp = known.get(id or "", time.time())
             turn = Turn(
                 actor=Actor.parse(actor),
                 text=text,
-                ts=time.time() if ts is None else ts,
+                ts=stamp if ts is None else ts,
                 type=None if type is None else TurnType.parse(type),
                 id=id,
                 user=tenant,
@@ -133,8 +137,11 @@ def create_server(memory: Memory, user: str) -> MCPServer:
         """
 
         def run() -> Closed:
-            turns = turns_from_messages(messages, user=tenant, session=session, ts=time.time())
             with memory.tenant_lock(tenant):
+                recorded = recorded_times(memory.journal, tenant, session, messages)
+                turns = turns_from_messages(
+                    messages, user=tenant, session=session, ts=time.time(), recorded=recorded
+                )
                 memory.sessions.enter(tenant, session).preview(turns)
                 return closed(list(memory.ingest(turns)))
 
@@ -224,7 +231,9 @@ def run_stdio(memory: Memory, user: str) -> None:
     Open episodes are flushed (scored and stored) when the client goes away.
     """
     server = create_server(memory, user)
+    ticker = IdleTicker(memory).start()  # the idle timeout, while the client stays connected
     try:
         anyio.run(serve_stdio, server)  # server.run("stdio"), but every request is answered
     finally:
+        ticker.stop()
         memory.flush(validate_tenant(user))
