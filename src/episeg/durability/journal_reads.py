@@ -125,11 +125,16 @@ class JournalReads:
     def idle_sessions(self, *, before: float, user: str | None = None) -> list[tuple[str, str]]:
         """(user, session) with open turns whose last turn arrived before ``before``, sorted."""
         with self._reading("listing idle sessions"):
-            sql = f"SELECT user, session FROM sessions WHERE touched < ? AND {HAS_OPEN}"
+            # driven by the turns table (only turns not yet stored), not by every session ever
+            sql = (
+                "SELECT DISTINCT s.user, s.session FROM turns t JOIN sessions s"
+                " ON s.user = t.user AND s.session = t.session"
+                " WHERE t.episode IS NULL AND s.touched < ?"
+            )
             rows = (
                 self._db.execute(sql, (before,)).fetchall()
                 if user is None
-                else self._db.execute(sql + " AND user = ?", (before, user)).fetchall()
+                else self._db.execute(sql + " AND t.user = ?", (before, user)).fetchall()
             )
             return sorted((str(u), str(s)) for u, s in rows)
 
