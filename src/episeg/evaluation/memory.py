@@ -41,17 +41,24 @@ import math
 import tempfile
 import time
 from collections.abc import Callable, Sequence
-from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
 import numpy as np
 
-from episeg.evaluation.locomo import (
-    CATEGORY_NAMES,
-    Conversation,
-    default_locomo_file,
-    load_locomo,
+from episeg.evaluation.locomo import default_locomo_file, load_locomo
+from episeg.evaluation.memory_baselines import baselines, build_corpus, ingest
+from episeg.evaluation.memory_report import format_markdown
+from episeg.evaluation.memory_scores import (
+    BUDGETS,
+    RECALL_AT,
+    MethodScores,
+    auc,
+    bootstrap_ci,
+    evidence_recall,
+    pack,
+    paired,
+    salience_report,
 )
 
 __all__ = [
@@ -60,6 +67,7 @@ __all__ = [
     "auc",
     "bootstrap_ci",
     "evidence_recall",
+    "format_markdown",
     "main",
     "pack",
     "run_memory_eval",
@@ -67,232 +75,7 @@ __all__ = [
 
 log = logging.getLogger(__name__)
 
-BUDGETS = (200, 500, 1000)
-RECALL_AT = (1, 5, 10)
-RRF_K = 60
 HIT_LIMIT = 50
-
-
-def pack(ranked: Sequence[str], words: dict[str, int], budget: int) -> list[str]:
-    """Turn ids of ``ranked`` kept under ``budget`` words: a turn that does not fit is
-    skipped, later ones may still fit; a repeated id is kept once.
-
-    >>> pack(["a", "b", "c"], {"a": 3, "b": 9, "c": 2}, 6)
-    ['a', 'c']
-    """
-    out: list[str] = []
-    seen: set[str] = set()
-    used = 0
-    for turn_id in ranked:
-        if turn_id in seen:
-            continue
-        w = words[turn_id]
-        if used + w > budget:
-            continue
-        seen.add(turn_id)
-        out.append(turn_id)
-        used += w
-    return out
-
-
-def evidence_recall(returned: Sequence[str], evidence: Sequence[str]) -> float:
-    """Share of ``evidence`` turn ids inside ``returned``.
-
-    >>> evidence_recall(["D1:1", "D1:2"], ["D1:2", "D2:5"])
-    0.5
-    """
-    got = set(returned)
-    return sum(e in got for e in evidence) / len(evidence)
-
-
-def bootstrap_ci(
-    values: Sequence[float], *, rounds: int = 1000, seed: int = 0
-) -> tuple[float, float]:
-    """Percentile 95% interval of the mean, resampling ``values`` with replacement.
-
-    >>> bootstrap_ci([1.0, 1.0, 1.0])
-    (1.0, 1.0)
-    """
-    x = np.asarray(values, dtype=np.float64)
-    if x.size == 0:
-        return (math.nan, math.nan)
-    rng = np.random.default_rng(seed)
-    means = x[rng.integers(0, x.size, size=(rounds, x.size))].mean(axis=1)
-    return (float(np.quantile(means, 0.025)), float(np.quantile(means, 0.975)))
-
-
-def auc(scores: Sequence[float], labels: Sequence[int]) -> float | None:
-    """Area under the ROC curve (ties count half); ``None`` without both classes.
-
-    >>> auc([3, 2, 1], [1, 0, 0]), auc([1, 1], [1, 0])
-    (1.0, 0.5)
-    """
-    s, y = np.asarray(scores, dtype=np.float64), np.asarray(labels)
-    pos, neg = s[y == 1], s[y == 0]
-    if pos.size == 0 or neg.size == 0:
-        return None
-    greater = (pos[:, None] > neg[None, :]).sum()
-    ties = (pos[:, None] == neg[None, :]).sum()
-    return float((greater + 0.5 * ties) / (pos.size * neg.size))
-
-
-@dataclass
-class MethodScores:
-    """Per-question figures of one method (lists aligned with the question order)."""
-
-    name: str
-    recall: dict[int, list[float]] = field(default_factory=dict)
-    words: dict[int, list[int]] = field(default_factory=dict)
-    at_k: dict[int, list[float]] = field(default_factory=dict)
-    categories: list[int] = field(default_factory=list)
-
-    def add(
-        self,
-        category: int,
-        evidence: Sequence[str],
-        by_budget: dict[int, list[str]],
-        words: dict[str, int],
-        units: Sequence[Sequence[str]] | None,
-    ) -> None:
-        self.categories.append(category)
-        for budget, returned in by_budget.items():
-            self.recall.setdefault(budget, []).append(evidence_recall(returned, evidence))
-            self.words.setdefault(budget, []).append(sum(words[t] for t in returned))
-        if units is not None:
-            for k in RECALL_AT:
-                flat = [t for unit in units[:k] for t in unit]
-                self.at_k.setdefault(k, []).append(evidence_recall(flat, evidence))
-
-    def summary(self, *, rounds: int, seed: int) -> dict[str, Any]:
-        out: dict[str, Any] = {"name": self.name, "questions": len(self.categories)}
-        cats = np.asarray(self.categories)
-        for budget, values in sorted(self.recall.items()):
-            v = np.asarray(values)
-            lo, hi = bootstrap_ci(values, rounds=rounds, seed=seed)
-            out[f"recall@{budget}w"] = float(v.mean())
-            out[f"recall@{budget}w_ci"] = [lo, hi]
-            out[f"all_found@{budget}w"] = float((v >= 1.0 - 1e-9).mean())
-            out[f"words@{budget}w"] = float(np.mean(self.words[budget]))
-            out[f"by_category@{budget}w"] = {
-                CATEGORY_NAMES[c]: float(v[cats == c].mean()) for c in sorted(set(self.categories))
-            }
-        for k, values in sorted(self.at_k.items()):
-            out[f"recall@{k}"] = float(np.mean(values))
-        return out
-
-
-# -- baselines over the turn vectors --------------------------------------------------
-@dataclass
-class _Corpus:
-    ids: list[str]
-    vectors: np.ndarray
-    sessions: np.ndarray
-    words: dict[str, int]
-    episodes: list[list[int]]
-    episode_vectors: np.ndarray
-    bm25: Any
-
-
-def _units_by_mean(corpus: _Corpus, groups: list[list[int]], q: np.ndarray) -> list[list[str]]:
-    means = np.stack([corpus.vectors[g].mean(axis=0) for g in groups])
-    means /= np.linalg.norm(means, axis=1, keepdims=True)
-    order = np.argsort(-(means @ q), kind="stable")
-    return [[corpus.ids[i] for i in groups[u]] for u in order]
-
-
-def _session_groups(corpus: _Corpus, size: int | None) -> list[list[int]]:
-    groups: list[list[int]] = []
-    for s in dict.fromkeys(corpus.sessions.tolist()):
-        rows = np.flatnonzero(corpus.sessions == s).tolist()
-        step = size or len(rows)
-        groups.extend(rows[i : i + step] for i in range(0, len(rows), step))
-    return groups
-
-
-def _rrf(orders: Sequence[np.ndarray], n: int) -> np.ndarray:
-    score = np.zeros(n)
-    for order in orders:
-        score[order] += 1.0 / (RRF_K + 1 + np.arange(order.size))
-    return np.argsort(-score, kind="stable")
-
-
-def _baselines(corpus: _Corpus, q: np.ndarray, text: str) -> dict[str, list[list[str]]]:
-    from episeg.recall.lexical import tokenize
-
-    cos = corpus.vectors @ q
-    dense = np.argsort(-cos, kind="stable")
-    tokens = tokenize([text])[0]
-    lex_scores = np.asarray(corpus.bm25.get_scores(tokens)) if tokens else np.zeros(len(corpus.ids))
-    lex = np.argsort(-lex_scores, kind="stable")
-    lex = lex[lex_scores[lex] > 0]
-    ep_order = np.argsort(-(corpus.episode_vectors @ q), kind="stable")
-    return {
-        "single turns (cosine)": [[corpus.ids[i]] for i in dense],
-        "5-turn chunks (cosine)": _units_by_mean(corpus, _session_groups(corpus, 5), q),
-        "whole sessions (cosine)": _units_by_mean(corpus, _session_groups(corpus, None), q),
-        "whole episodes (cosine)": [[corpus.ids[i] for i in corpus.episodes[e]] for e in ep_order],
-        "BM25 over turns": [[corpus.ids[i]] for i in lex],
-        "BM25 + cosine RRF over turns": [
-            [corpus.ids[i]] for i in _rrf([dense, lex], len(corpus.ids))
-        ],
-    }
-
-
-# -- the run --------------------------------------------------------------------------
-def _ingest(memory: Any, conv: Conversation) -> list[Any]:
-    from episeg.types import Actor, Turn
-
-    stored: list[Any] = []
-    session = None
-    for t in conv.turns:
-        if session is not None and t.session != session:
-            stored += memory.flush(conv.id, f"session_{session}")
-        session = t.session
-        turn = Turn(
-            actor=Actor.parse(t.actor),
-            text=t.text,
-            ts=t.ts,
-            id=t.id,
-            user=conv.id,
-            session=f"session_{t.session}",
-        )
-        stored += memory.observe(turn)
-    stored += memory.flush(conv.id)
-    return stored
-
-
-def _corpus(conv: Conversation, episodes: list[Any], embed: Callable[[list[str]], Any]) -> _Corpus:
-    import bm25s
-
-    from episeg.recall.lexical import tokenize
-
-    ids = [t.id for t in conv.turns]
-    row = {i: n for n, i in enumerate(ids)}
-    vectors = np.zeros((len(ids), 0), dtype=np.float32)
-    by_id: dict[str, np.ndarray] = {}
-    for ep in episodes:
-        if ep.turn_embeddings is not None:
-            for turn, vec in zip(ep.turns, ep.turn_embeddings, strict=True):
-                by_id[turn.id] = np.asarray(vec, dtype=np.float32)
-    missing = [i for i in ids if i not in by_id]
-    if missing:
-        texts = {t.id: t.text for t in conv.turns}
-        for i, vec in zip(missing, embed([texts[i] for i in missing]), strict=True):
-            by_id[i] = np.asarray(vec, dtype=np.float32)
-    vectors = np.stack([by_id[i] for i in ids])
-    groups = [[row[t.id] for t in ep.turns if t.id in row] for ep in episodes]
-    ep_vecs = np.stack([np.asarray(ep.embedding, dtype=np.float32) for ep in episodes])
-    bm25 = bm25s.BM25()
-    bm25.index(tokenize([t.text for t in conv.turns]), show_progress=False)
-    return _Corpus(
-        ids=ids,
-        vectors=vectors,
-        sessions=np.asarray([t.session for t in conv.turns]),
-        words={t.id: len(t.text.split()) for t in conv.turns},
-        episodes=groups,
-        episode_vectors=ep_vecs,
-        bm25=bm25,
-    )
 
 
 def _fixed(now: float) -> Callable[[], float]:
@@ -351,10 +134,10 @@ def run_memory_eval(
         clock_now = conv.end + 3600.0
         memory = Memory(path=root / conv.id, clock=_fixed(clock_now))
         t0 = time.perf_counter()
-        episodes = _ingest(memory, conv)
+        episodes = ingest(memory, conv)
         ingest_seconds += time.perf_counter() - t0
         n_turns += len(conv.turns)
-        corpus = _corpus(conv, episodes, memory.embedder.embed)
+        corpus = build_corpus(conv, episodes, memory.embedder.embed)
         questions = list(conv.questions[:limit_questions])
         qvecs = np.asarray(memory.embedder.embed([q.text for q in questions]), dtype=np.float32)
         evidence_all = {e for q in conv.questions for e in q.evidence}
@@ -380,7 +163,7 @@ def run_memory_eval(
             methods.setdefault(name, MethodScores(name)).add(
                 q.category, q.evidence, by_budget, corpus.words, units
             )
-            for label, ranked in _baselines(corpus, qv, q.text).items():
+            for label, ranked in baselines(corpus, qv, q.text).items():
                 flat = [t for unit in ranked for t in unit]
                 methods.setdefault(label, MethodScores(label)).add(
                     q.category,
@@ -431,143 +214,10 @@ def run_memory_eval(
             "what": "Memory.recall(user, text, k=50, max_words=B): query embedding included",
         },
         "methods": [m.summary(rounds=rounds, seed=seed) for m in methods.values()],
-        "paired_vs_baselines": _paired(methods, budgets, rounds=rounds, seed=seed),
+        "paired_vs_baselines": paired(methods, budgets, rounds=rounds, seed=seed),
         "ablation": [a.summary(rounds=rounds, seed=seed) for a in ablations.values()],
-        "salience": _salience_report(salience_rows),
+        "salience": salience_report(salience_rows),
     }
-
-
-def _paired(
-    methods: dict[str, MethodScores], budgets: Sequence[int], *, rounds: int, seed: int
-) -> dict[str, Any]:
-    """Bootstrap interval of (episeg - baseline) per budget, questions paired."""
-    names = list(methods)
-    if not names:
-        return {}
-    ours = methods[names[0]]
-    out: dict[str, Any] = {}
-    for name in names[1:]:
-        row = {}
-        for b in budgets:
-            diff = np.asarray(ours.recall[b]) - np.asarray(methods[name].recall[b])
-            lo, hi = bootstrap_ci(diff.tolist(), rounds=rounds, seed=seed)
-            row[f"{b}w"] = {"mean": float(diff.mean()), "ci": [lo, hi]}
-        out[name] = row
-    return out
-
-
-def _salience_report(rows: list[tuple[float, int, int, int]]) -> dict[str, Any]:
-    if not rows:
-        return {}
-    score, turns, words, label = (np.asarray(x) for x in zip(*rows, strict=True))
-    scored = ~np.isnan(score)
-    score, turns, words, label = score[scored], turns[scored], words[scored], label[scored]
-    edges = np.quantile(turns, [0.2, 0.4, 0.6, 0.8])
-    bins = np.digitize(turns, edges)
-    per_bin = []
-    pooled_num = pooled_den = 0.0
-    for b in np.unique(bins):
-        m = bins == b
-        a = auc(score[m].tolist(), label[m].tolist())
-        pos = int(label[m].sum())
-        per_bin.append(
-            {
-                "turns": [int(turns[m].min()), int(turns[m].max())],
-                "episodes": int(m.sum()),
-                "with_evidence": pos,
-                "auc": a,
-            }
-        )
-        if a is not None:
-            weight = pos * (int(m.sum()) - pos)
-            pooled_num += a * weight
-            pooled_den += weight
-    return {
-        "episodes": int(label.size),
-        "with_evidence": int(label.sum()),
-        "auc_salience": auc(score.tolist(), label.tolist()),
-        "auc_turn_count": auc(turns.tolist(), label.tolist()),
-        "auc_words": auc(words.tolist(), label.tolist()),
-        "auc_salience_within_length_bins": pooled_num / pooled_den if pooled_den else None,
-        "length_bins": per_bin,
-        "score_histogram": {
-            str(int(s)): int((score == s).sum()) for s in sorted(set(score.tolist()))
-        },
-    }
-
-
-def format_markdown(result: dict[str, Any]) -> str:
-    """The result as markdown tables (methods x budgets with 95% intervals, ablation)."""
-    budgets = result["budgets"]
-    head = "| method | " + " | ".join(f"{b} words" for b in budgets)
-    head += " | " + " | ".join(f"all found @{b}" for b in budgets)
-    head += " | " + " | ".join(f"recall@{k}" for k in RECALL_AT) + " |"
-    lines = [head, "|" + "---|" * (1 + 2 * len(budgets) + len(RECALL_AT))]
-    for m in result["methods"]:
-        cells = [_with_ci(m, b) for b in budgets]
-        cells += [f"{m[f'all_found@{b}w']:.3f}" for b in budgets]
-        cells += [f"{m.get(f'recall@{k}', math.nan):.3f}" for k in RECALL_AT]
-        name = f"**{m['name']}**" if m["name"].startswith("episeg") else m["name"]
-        lines.append(f"| {name} | " + " | ".join(cells) + " |")
-    lines.append("")
-    lines.append("Words returned (mean) and evidence recall per category:")
-    lines.append("")
-    cats = list(result["methods"][0][f"by_category@{budgets[0]}w"]) if result["methods"] else []
-    lines.append(
-        "| method | "
-        + " | ".join(f"words @{b}" for b in budgets)
-        + " | "
-        + " | ".join(f"{c} @{budgets[1] if len(budgets) > 1 else budgets[0]}" for c in cats)
-        + " |"
-    )
-    lines.append("|" + "---|" * (1 + len(budgets) + len(cats)))
-    mid = budgets[1] if len(budgets) > 1 else budgets[0]
-    for m in result["methods"]:
-        cells = [f"{m[f'words@{b}w']:.0f}" for b in budgets]
-        cells += [f"{m[f'by_category@{mid}w'][c]:.3f}" for c in cats]
-        lines.append(f"| {m['name']} | " + " | ".join(cells) + " |")
-    if result["ablation"]:
-        lines += [
-            "",
-            "Ablation (the same recall with a rerank term added at the weight shown):",
-            "",
-        ]
-        lines.append("| variant | " + " | ".join(f"{b} words" for b in budgets) + " |")
-        lines.append("|" + "---|" * (1 + len(budgets)))
-        for a in result["ablation"]:
-            cells = [_with_ci(a, b) for b in budgets]
-            lines.append(f"| {a['name']} | " + " | ".join(cells) + " |")
-    lat = result["recall_latency_ms"]
-    lines += [
-        "",
-        f"Recall latency ({lat['calls']} calls, {lat['what']}): "
-        f"p50 {lat['p50']:.1f} ms, p99 {lat['p99']:.1f} ms.",
-    ]
-    sal = result["salience"]
-    if sal:
-        lines.append(
-            f"Salience AUC for 'episode holds evidence' ({sal['episodes']} episodes, "
-            f"{sal['with_evidence']} with evidence): raw {_fmt(sal['auc_salience'])}, "
-            f"turn count alone {_fmt(sal['auc_turn_count'])}, within length bins "
-            f"{_fmt(sal['auc_salience_within_length_bins'])}."
-        )
-    d = result["evidence_defects"]
-    lines.append(
-        f"Evidence ids: {d['ids']} read, {d['normalised']} normalised, "
-        f"{d['dropped_malformed']} unreadable and {d['dropped_outside_conversation']} "
-        f"outside their conversation dropped; {d['questions_without_evidence']} questions "
-        "left without evidence skipped."
-    )
-    return "\n".join(lines) + "\n"
-
-
-def _with_ci(row: dict[str, Any], budget: int) -> str:
-    lo, hi = row[f"recall@{budget}w_ci"]
-    return f"{row[f'recall@{budget}w']:.3f} [{lo:.3f}, {hi:.3f}]"
-
-
-def _fmt(value: float | None) -> str:
-    return "n/a" if value is None else f"{value:.3f}"
 
 
 def _parser() -> argparse.ArgumentParser:
