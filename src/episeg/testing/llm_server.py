@@ -27,98 +27,25 @@ from __future__ import annotations
 import json
 import logging
 import threading
-import time
 from collections import deque
-from dataclasses import dataclass, field, replace
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from types import TracebackType
 from typing import Any
+
+from episeg.testing.llm_replies import (
+    RecordedRequest,
+    Reply,
+    _anthropic_body,
+    _dialect,
+    _error_body,
+    _openai_body,
+)
 
 __all__ = ["LoopbackLLMServer", "RecordedRequest", "Reply"]
 
 log = logging.getLogger(__name__)
 
 MAX_BODY_BYTES = 1 << 20
-MAX_DELAY_SECONDS = 30.0
-_ERROR_TYPES = {
-    400: "invalid_request_error",
-    404: "not_found_error",
-    429: "rate_limit_error",
-    500: "api_error",
-    503: "api_error",
-    529: "overloaded_error",
-}
-
-
-@dataclass(frozen=True)
-class Reply:
-    """One programmed behaviour of the server (build it with the classmethods)."""
-
-    kind: str
-    payload: Any = None
-    status: int = 200
-    retry_after: float | None = None
-    delay: float = 0.0
-
-    @classmethod
-    def json(cls, data: dict[str, Any], *, delay: float = 0.0) -> Reply:
-        """A well-formed answer: an Anthropic ``tool_use`` block / OpenAI JSON content."""
-        return cls("json", payload=data, delay=delay)
-
-    @classmethod
-    def text(cls, text: str, *, delay: float = 0.0) -> Reply:
-        """Plain text instead of a tool call (Anthropic) or as the content (OpenAI)."""
-        return cls("text", payload=text, delay=delay)
-
-    @classmethod
-    def raw(cls, body: str, *, status: int = 200) -> Reply:
-        """A raw HTTP body, e.g. invalid JSON, sent as ``application/json``."""
-        return cls("raw", payload=body, status=status)
-
-    @classmethod
-    def error(
-        cls, status: int, *, retry_after: float | None = None, message: str = "simulated error"
-    ) -> Reply:
-        """An API error in the dialect of the endpoint, with optional ``retry-after``."""
-        if not 400 <= status <= 599:
-            raise ValueError(f"error status must be in 400-599, got {status}")
-        return cls("error", payload=message, status=status, retry_after=retry_after)
-
-    @classmethod
-    def overloaded(cls, *, retry_after: float | None = None) -> Reply:
-        """Anthropic's HTTP 529 ``overloaded_error``."""
-        return cls.error(529, retry_after=retry_after, message="Overloaded")
-
-    @classmethod
-    def slow(cls, seconds: float, then: Reply | None = None) -> Reply:
-        """``then`` (default an empty JSON answer) after ``seconds`` of silence."""
-        if not 0 <= seconds <= MAX_DELAY_SECONDS:
-            raise ValueError(f"delay must be in [0, {MAX_DELAY_SECONDS}] s, got {seconds}")
-        return replace(then or cls.json({}), delay=seconds)
-
-
-@dataclass(frozen=True)
-class RecordedRequest:
-    """A request the server received: path, lower-cased headers, parsed JSON body."""
-
-    path: str
-    headers: dict[str, str]
-    body: dict[str, Any] = field(default_factory=dict)
-
-    @property
-    def prompt_text(self) -> str:
-        """All message and system text of the request, joined (for assertions)."""
-        parts: list[str] = []
-        system = self.body.get("system")
-        if isinstance(system, str):
-            parts.append(system)
-        for message in self.body.get("messages", []):
-            content = message.get("content")
-            if isinstance(content, str):
-                parts.append(content)
-            elif isinstance(content, list):
-                parts.extend(str(block.get("text", "")) for block in content)
-        return "\n".join(parts)
 
 
 class LoopbackLLMServer:
@@ -261,55 +188,3 @@ def _handler_for(server: LoopbackLLMServer) -> type[BaseHTTPRequestHandler]:
             self.wfile.write(data)
 
     return Handler
-
-
-def _dialect(path: str) -> str | None:
-    if path.rstrip("/").endswith("/v1/messages"):
-        return "anthropic"
-    if path.rstrip("/").endswith("/chat/completions"):
-        return "openai"
-    return None
-
-
-def _error_body(dialect: str, reply: Reply) -> dict[str, Any]:
-    kind = _ERROR_TYPES.get(reply.status, "api_error")
-    if dialect == "anthropic":
-        return {"type": "error", "error": {"type": kind, "message": reply.payload}}
-    return {"error": {"message": reply.payload, "type": kind, "code": str(reply.status)}}
-
-
-def _anthropic_body(reply: Reply, request: dict[str, Any]) -> dict[str, Any]:
-    if reply.kind == "json":
-        choice = request.get("tool_choice") or {}
-        tools = request.get("tools") or [{}]
-        name = choice.get("name") or tools[0].get("name") or "answer"
-        content: list[dict[str, Any]] = [
-            {"type": "tool_use", "id": "toolu_loopback", "name": name, "input": reply.payload}
-        ]
-        stop = "tool_use"
-    else:
-        content, stop = [{"type": "text", "text": str(reply.payload)}], "end_turn"
-    return {
-        "id": "msg_loopback",
-        "type": "message",
-        "role": "assistant",
-        "model": request.get("model", "loopback"),
-        "content": content,
-        "stop_reason": stop,
-        "stop_sequence": None,
-        "usage": {"input_tokens": 1, "output_tokens": 1},
-    }
-
-
-def _openai_body(reply: Reply, request: dict[str, Any]) -> dict[str, Any]:
-    text = json.dumps(reply.payload) if reply.kind == "json" else str(reply.payload)
-    return {
-        "id": "chatcmpl-loopback",
-        "object": "chat.completion",
-        "created": int(time.time()),
-        "model": request.get("model", "loopback"),
-        "choices": [
-            {"index": 0, "finish_reason": "stop", "message": {"role": "assistant", "content": text}}
-        ],
-        "usage": {"prompt_tokens": 1, "completion_tokens": 1, "total_tokens": 2},
-    }
