@@ -21,6 +21,7 @@ backend built from keyword arguments.
 from __future__ import annotations
 
 from collections.abc import Sequence
+from typing import TypedDict
 
 from episeg.judges.prompt import (
     JUDGE_SCHEMA,
@@ -29,10 +30,27 @@ from episeg.judges.prompt import (
     answer_from_reply,
     render_prompt,
 )
-from episeg.llm import StructuredBackend
+from episeg.llm import RetryPolicy, StructuredBackend
 from episeg.types import JudgeAnswer, Turn
 
-__all__ = ["LLMJudge"]
+__all__ = ["LLMJudge", "PromptCaps", "judge_retry"]
+
+
+class PromptCaps(TypedDict, total=False):
+    """The prompt caps every LLM judge takes as keywords (see :class:`LLMJudge`)."""
+
+    max_recent: int
+    max_turn_chars: int
+    max_summary_chars: int
+
+
+def judge_retry(retry: RetryPolicy | None) -> RetryPolicy:
+    """``retry``, or the judges' default: one retry, then the signal abstains.
+
+    >>> judge_retry(None).attempts
+    2
+    """
+    return retry or RetryPolicy(attempts=2)
 
 
 class LLMJudge:

@@ -13,7 +13,9 @@
 
 from __future__ import annotations
 
-from episeg.judges._base import LLMJudge
+from typing import Unpack
+
+from episeg.judges._base import LLMJudge, PromptCaps, judge_retry
 from episeg.llm import AnthropicBackend, RetryPolicy
 from episeg.llm.anthropic_backend import DEFAULT_ANTHROPIC_MODEL
 
@@ -46,20 +48,13 @@ class AnthropicJudge(LLMJudge):
         base_url: str | None = None,
         timeout: float = 10.0,
         retry: RetryPolicy | None = None,
-        max_recent: int = 6,
-        max_turn_chars: int = 1000,
-        max_summary_chars: int = 300,
+        **caps: Unpack[PromptCaps],
     ) -> None:
         backend = AnthropicBackend(
             model=model,
             api_key=api_key,
             base_url=base_url,
             timeout=timeout,
-            retry=retry or RetryPolicy(attempts=2),
+            retry=judge_retry(retry),
         )
-        super().__init__(
-            backend,
-            max_recent=max_recent,
-            max_turn_chars=max_turn_chars,
-            max_summary_chars=max_summary_chars,
-        )
+        super().__init__(backend, **caps)

@@ -14,7 +14,9 @@
 
 from __future__ import annotations
 
-from episeg.judges._base import LLMJudge
+from typing import Unpack
+
+from episeg.judges._base import LLMJudge, PromptCaps, judge_retry
 from episeg.llm import OpenAICompatibleBackend, RetryPolicy
 
 __all__ = ["OpenAICompatibleJudge"]
@@ -49,9 +51,7 @@ class OpenAICompatibleJudge(LLMJudge):
         timeout: float = 10.0,
         structured: str = "json_schema",
         retry: RetryPolicy | None = None,
-        max_recent: int = 6,
-        max_turn_chars: int = 1000,
-        max_summary_chars: int = 300,
+        **caps: Unpack[PromptCaps],
     ) -> None:
         backend = OpenAICompatibleBackend(
             model=model,
@@ -59,11 +59,6 @@ class OpenAICompatibleJudge(LLMJudge):
             base_url=base_url,
             timeout=timeout,
             structured=structured,
-            retry=retry or RetryPolicy(attempts=2),
+            retry=judge_retry(retry),
         )
-        super().__init__(
-            backend,
-            max_recent=max_recent,
-            max_turn_chars=max_turn_chars,
-            max_summary_chars=max_summary_chars,
-        )
+        super().__init__(backend, **caps)
