@@ -24,7 +24,6 @@ encode: ``python -m episeg.benchmarks.embed_bench --data PATH.jsonl --json out.j
 
 from __future__ import annotations
 
-import argparse
 import os
 import sys
 from collections.abc import Sequence
@@ -34,6 +33,7 @@ from typing import Any
 from episeg.benchmarks.segment_bench import run_segment_bench
 from episeg.benchmarks.timing import (
     alternate,
+    bench_parser,
     check_sizes,
     load_texts,
     machine,
@@ -126,16 +126,9 @@ def run_embed_bench(
 
 
 def main(argv: Sequence[str] | None = None) -> int:
-    parser = argparse.ArgumentParser(
-        prog="python -m episeg.benchmarks.embed_bench",
-        description=__doc__,
-        formatter_class=argparse.RawDescriptionHelpFormatter,
+    parser = bench_parser(
+        "python -m episeg.benchmarks.embed_bench", __doc__, single_turns=600, scale=(1_000, 10_000)
     )
-    parser.add_argument("--data", required=True, help="segmentation JSONL to take turns from")
-    parser.add_argument("--turns", type=int, default=2000)
-    parser.add_argument("--single-turns", type=int, default=600)
-    parser.add_argument("--rounds", type=int, default=6)
-    parser.add_argument("--scale", type=int, nargs="+", default=[1_000, 10_000])
     parser.add_argument("--no-segment", action="store_true", help="only compare the encoders")
     return run_cli(
         parser,

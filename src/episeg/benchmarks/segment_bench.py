@@ -29,7 +29,6 @@ Run: ``python -m episeg.benchmarks.segment_bench --data PATH.jsonl --json out.js
 
 from __future__ import annotations
 
-import argparse
 import resource
 import sys
 import time
@@ -39,6 +38,7 @@ from typing import Any
 
 from episeg.benchmarks.timing import (
     alternate,
+    bench_parser,
     check_sizes,
     describe,
     load_texts,
@@ -154,17 +154,8 @@ def run_segment_bench(
 
 
 def main(argv: Sequence[str] | None = None) -> int:
-    parser = argparse.ArgumentParser(
-        prog="episeg bench segment",
-        description=__doc__,
-        formatter_class=argparse.RawDescriptionHelpFormatter,
-    )
-    parser.add_argument("--data", required=True, help="segmentation JSONL to take turns from")
-    parser.add_argument("--turns", type=int, default=2000)
-    parser.add_argument("--single-turns", type=int, default=500)
-    parser.add_argument("--scale", type=int, nargs="+", default=[1_000, 10_000, 100_000])
-    parser.add_argument(
-        "--rounds", type=int, default=6, help="alternating baseline/measured rounds (default 6)"
+    parser = bench_parser(
+        "episeg bench segment", __doc__, single_turns=500, scale=(1_000, 10_000, 100_000)
     )
     return run_cli(
         parser,

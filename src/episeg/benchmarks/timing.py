@@ -30,6 +30,7 @@ from episeg.typing import Embedder
 
 __all__ = [
     "alternate",
+    "bench_parser",
     "check_sizes",
     "describe",
     "load_texts",
@@ -134,6 +135,23 @@ def describe(embedder: Embedder) -> str:
     threads = getattr(embedder, "threads", None)
     suffix = f", {threads} intra-op threads" if threads else ""
     return f"{type(embedder).__name__} ({embedder.name}{suffix})"
+
+
+def bench_parser(
+    prog: str, description: str | None, *, single_turns: int, scale: Sequence[int]
+) -> argparse.ArgumentParser:
+    """The options both benchmarks take: --data, --turns, --single-turns, --rounds, --scale."""
+    parser = argparse.ArgumentParser(
+        prog=prog, description=description, formatter_class=argparse.RawDescriptionHelpFormatter
+    )
+    parser.add_argument("--data", required=True, help="segmentation JSONL to take turns from")
+    parser.add_argument("--turns", type=int, default=2000)
+    parser.add_argument("--single-turns", type=int, default=single_turns)
+    parser.add_argument(
+        "--rounds", type=int, default=6, help="alternating baseline/measured rounds (default 6)"
+    )
+    parser.add_argument("--scale", type=int, nargs="+", default=list(scale))
+    return parser
 
 
 def run_cli(
