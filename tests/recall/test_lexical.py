@@ -65,3 +65,33 @@ class TestLexicalIndex:
             idx.top("x", k=0)
         with pytest.raises(ValueError):
             LexicalIndex(merge_ratio=0)
+
+
+class TestTopK:
+    """The partial selection returns what a full stable sort would, ties included."""
+
+    def test_matches_a_full_sort_with_ties_and_dead_rows(self) -> None:
+        import random
+
+        rng = random.Random(7)
+        words = ["alpha", "beta", "gamma", "delta", "omega"]
+        texts = [" ".join(rng.choice(words) for _ in range(rng.randint(1, 4))) for _ in range(300)]
+        idx: LexicalIndex[int] = LexicalIndex(merge_min=50, merge_ratio=0.1)
+        idx.add(list(range(300)), texts)
+        idx.top("alpha", k=1)  # builds the main part
+        idx.remove(list(range(0, 300, 7)))
+        idx.add([5, 400], ["alpha alpha", "beta alpha"])  # one main row replaced, one new
+        for query in ("alpha", "beta gamma", "omega delta alpha"):
+            full = idx.top(query, k=10_000)
+            keys = [key for key, _ in full]
+            assert len(keys) == len(set(keys)) and not {0, 7, 14} & set(keys)
+            assert [s for _, s in full] == sorted((s for _, s in full), reverse=True)
+            for k in (1, 3, 17, 60):
+                assert idx.top(query, k=k) == full[:k]
+
+    def test_tokens_once_equals_text(self) -> None:
+        idx: LexicalIndex[str] = LexicalIndex()
+        idx.add_tokens(["a", "b"], tokenize(["pasta sauce", "deploy pasta"]))
+        assert idx.top_tokens(tokenize(["pasta"])[0], k=2) == idx.top("pasta", k=2)
+        with pytest.raises(ValueError):
+            idx.add_tokens(["a"], [])

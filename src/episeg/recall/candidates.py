@@ -15,6 +15,7 @@ import numpy as np
 
 from episeg.config import RecallConfig
 from episeg.recall.index import IndexedStore, TenantIndex
+from episeg.recall.lexical import tokenize
 from episeg.recall.window import RecallWindow
 
 __all__ = ["Candidate", "Candidates", "dense_turns", "gather"]
@@ -56,9 +57,10 @@ def gather(
     lexical_eps: set[str] = set()
     if not text:
         return cands, lexical_eps
+    tokens = tokenize([text])[0]  # once, for both lexical lists
     # 2. lexical turns
     rank = 0
-    for key, _ in index.turns.top(text, p.turn_candidates * widen):
+    for key, _ in index.turns.top_tokens(tokens, p.turn_candidates * widen):
         if rank == p.turn_candidates:
             break
         if window.allows(key[0]):
@@ -68,7 +70,7 @@ def gather(
             rank += 1
     # 3. lexical episodes, at turn granularity
     if p.episode_candidates:
-        found = [i for i, _ in index.episodes.top(text, p.episode_candidates * widen)]
+        found = [i for i, _ in index.episodes.top_tokens(tokens, p.episode_candidates * widen)]
         found = [i for i in found if window.allows(i)][: p.episode_candidates]
         rank = 0
         for episode_id in found:

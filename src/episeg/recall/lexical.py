@@ -57,20 +57,39 @@ def tokenize(texts: Sequence[str]) -> list[list[str]]:
 
 
 class _Part(Generic[K]):
-    """One immutable bm25s index and the keys of its rows."""
+    """One immutable bm25s index, the keys of its rows and which rows are still live."""
 
     def __init__(self, keys: list[K], tokens: list[list[str]]) -> None:
         self.keys = keys
-        self.tokens = tokens
+        self.row = {key: n for n, key in enumerate(keys)}
+        self.live = np.ones(len(keys), dtype=bool)
         self._bm25: Any = None
         if keys:
             self._bm25 = bm25s.BM25()
             self._bm25.index(tokens, show_progress=False)
 
-    def scores(self, query: list[str]) -> np.ndarray:
+    def kill(self, key: K) -> None:
+        """Hide ``key``'s row (replaced or removed) from every later query."""
+        row = self.row.get(key)
+        if row is not None:
+            self.live[row] = False
+
+    def top(self, query: list[str], k: int) -> list[tuple[K, float]]:
+        """The ``k`` best live rows with a positive score, best first, ties in row order."""
         if self._bm25 is None or not query:
-            return np.zeros(len(self.keys), dtype=np.float32)
-        return np.asarray(self._bm25.get_scores(query), dtype=np.float32)
+            return []
+        scores = np.asarray(self._bm25.get_scores(query), dtype=np.float32)
+        scores[~self.live] = 0.0
+        rows = np.flatnonzero(scores > 0)
+        if len(rows) > k:
+            # exact top k without sorting every match: everything above the k-th
+            # score, then the rows tied with it in row order
+            kth = np.partition(scores[rows], len(rows) - k)[len(rows) - k]
+            above = rows[scores[rows] > kth]
+            tied = rows[scores[rows] == kth][: k - len(above)]
+            rows = np.concatenate([above, tied])
+        rows = rows[np.lexsort((rows, -scores[rows]))]
+        return [(self.keys[row], float(scores[row])) for row in rows]
 
 
 class LexicalIndex(Generic[K]):
@@ -85,8 +104,6 @@ class LexicalIndex(Generic[K]):
         ... but a delta of up to this many documents is never folded in.
     """
 
-    _MAIN, _DELTA, _PENDING = 0, 1, 2
-
     def __init__(self, *, merge_ratio: float = 0.1, merge_min: int = 2000) -> None:
         if not merge_ratio > 0 or merge_min < 1:
             raise ValueError(
@@ -96,7 +113,7 @@ class LexicalIndex(Generic[K]):
         self._merge_min = merge_min
         self._parts: tuple[_Part[K], _Part[K]] = (_Part([], []), _Part([], []))
         self._docs: dict[K, list[str]] = {}
-        self._owner: dict[K, int] = {}
+        self._outside_main: dict[K, None] = {}  # keys not (or no longer) in the main part
         self._dirty = False
 
     def __len__(self) -> int:
@@ -105,20 +122,35 @@ class LexicalIndex(Generic[K]):
     def __contains__(self, key: object) -> bool:
         return key in self._docs
 
+    def documents(self) -> dict[K, list[str]]:
+        """Every live key and its tokens (read-only view, for persistence)."""
+        return self._docs
+
     def add(self, keys: Sequence[K], texts: Sequence[str]) -> None:
         """Index ``texts`` under ``keys``; an existing key is replaced."""
         if len(keys) != len(texts):
             raise ValueError(f"{len(keys)} keys for {len(texts)} texts")
-        for key, tokens in zip(keys, tokenize(texts), strict=True):
-            self._docs[key] = tokens
-            self._owner[key] = self._PENDING
+        self.add_tokens(keys, tokenize(texts))
+
+    def add_tokens(self, keys: Sequence[K], tokens: Sequence[list[str]]) -> None:
+        """Index already tokenised documents (see :func:`tokenize`) under ``keys``."""
+        if len(keys) != len(tokens):
+            raise ValueError(f"{len(keys)} keys for {len(tokens)} token lists")
+        main = self._parts[0]
+        for key, doc in zip(keys, tokens, strict=True):
+            if key not in self._outside_main:
+                main.kill(key)
+            self._docs[key] = doc
+            self._outside_main[key] = None
             self._dirty = True
 
     def remove(self, keys: Sequence[K]) -> None:
         """Hide ``keys`` from every later query; unknown keys are ignored."""
+        main = self._parts[0]
         for key in keys:
             if self._docs.pop(key, None) is not None:
-                self._owner.pop(key, None)
+                if self._outside_main.pop(key, 0) == 0:
+                    main.kill(key)
                 self._dirty = True
 
     def top(self, query: str, k: int) -> list[tuple[K, float]]:
@@ -126,25 +158,16 @@ class LexicalIndex(Generic[K]):
 
         Ties keep index order (the main index first, then insertion order).
         """
+        return self.top_tokens(tokenize([query])[0], k)
+
+    def top_tokens(self, tokens: list[str], k: int) -> list[tuple[K, float]]:
+        """:meth:`top` for a query already tokenised with :func:`tokenize`."""
         if k < 1:
             raise ValueError(f"k must be >= 1, got {k}")
         self._refresh()
-        tokens = tokenize([query])[0]
-        found: list[tuple[K, float]] = []
         if not tokens:
-            return found
-        for which, part in enumerate(self._parts):
-            scores = part.scores(tokens)
-            rows = np.flatnonzero(scores > 0)
-            rows = rows[np.argsort(-scores[rows], kind="stable")]
-            kept = 0
-            for row in rows:
-                key = part.keys[row]
-                if self._owner.get(key) == which:
-                    found.append((key, float(scores[row])))
-                    kept += 1
-                    if kept == k:
-                        break
+            return []
+        found = [hit for part in self._parts for hit in part.top(tokens, k)]
         found.sort(key=lambda item: -item[1])
         return found[:k]
 
@@ -152,16 +175,15 @@ class LexicalIndex(Generic[K]):
         if not self._dirty:
             return
         main, _ = self._parts
-        delta = [key for key, owner in self._owner.items() if owner != self._MAIN]
-        main_live = len(self._owner) - len(delta)
+        delta = list(self._outside_main)
+        main_live = len(self._docs) - len(delta)
         dead = len(main.keys) - main_live
         if len(delta) > max(self._merge_min, self._merge_ratio * main_live) or (
             dead > self._merge_ratio * len(main.keys)
         ):
             keys = list(self._docs)
             self._parts = (_Part(keys, [self._docs[key] for key in keys]), _Part([], []))
-            self._owner = dict.fromkeys(keys, self._MAIN)
+            self._outside_main = {}
         else:
             self._parts = (main, _Part(delta, [self._docs[key] for key in delta]))
-            self._owner.update(dict.fromkeys(delta, self._DELTA))
         self._dirty = False
