@@ -24,11 +24,8 @@ Run ``python -m episeg.benchmarks.load_bench --tenants 8 --sessions 4 --turns 50
 
 from __future__ import annotations
 
-import argparse
-import json
 import secrets
 import sys
-import tempfile
 import threading
 import time
 from collections.abc import Sequence
@@ -40,11 +37,18 @@ import httpx
 from episeg.benchmarks import percentiles_ms
 from episeg.benchmarks.load_client import (
     TOPICS,
-    baseline_turns_per_s,
+    Latencies,
+    bench_parser,
     check_exactly_once,
+    client_threads,
+    latency_summary,
     make_session,
-    send_session,
+    make_sessions,
+    print_result,
+    run_clients,
     stored_turns,
+    with_baseline,
+    workdir_for,
 )
 from episeg.testing.services import ServiceProcess
 
@@ -71,17 +75,12 @@ def _heavy(url: str, key: str, sessions: int, window: list[float], errors: list[
             errors.append(f"heavy flush: HTTP {reply.status_code} {reply.text[:200]}")
 
 
-def _latency_figures(
-    latencies: dict[str, list[tuple[float, float]]], window: list[float]
-) -> dict[str, Any]:
-    every = [s for samples in latencies.values() for _, s in samples]
-    p50, p99 = percentiles_ms(every or [0.0])
+def _latency_figures(latencies: Latencies, window: list[float]) -> dict[str, Any]:
+    p50, p99, tenant_p99 = latency_summary(latencies)
     out: dict[str, Any] = {
         "latency_p50_ms": p50,
         "latency_p99_ms": p99,
-        "tenant_p99_ms": {
-            t: percentiles_ms([s for _, s in v] or [0.0])[1] for t, v in latencies.items()
-        },
+        "tenant_p99_ms": tenant_p99,
     }
     out["worst_tenant_p99_ms"] = max(out["tenant_p99_ms"].values(), default=0.0)
     if len(window) == 2:
@@ -107,27 +106,16 @@ def run_load_bench(
         raise ValueError(
             "tenants, sessions_per_tenant and turns_per_session must be >= 1, heavy_sessions >= 0"
         )
-    workdir = Path(path) if path is not None else Path(tempfile.mkdtemp(prefix="episeg-load-"))
-    workdir.mkdir(parents=True, exist_ok=True)
+    workdir = workdir_for(path, "episeg-load-")
     keys = {f"tenant{t}": secrets.token_hex(16) for t in range(tenants)}
     heavy_key = secrets.token_hex(16)
-    sessions = {
-        (tenant, f"s{s}"): make_session(tenant, f"s{s}", turns_per_session, seed=seed)
-        for tenant in keys
-        for s in range(sessions_per_tenant)
-    }
-    latencies: dict[str, list[tuple[float, float]]] = {tenant: [] for tenant in keys}
+    sessions = make_sessions(keys, sessions_per_tenant, turns_per_session, seed=seed)
+    latencies: Latencies = {tenant: [] for tenant in keys}
     errors: list[str] = []
     window: list[float] = []
     owners = {key: tenant for tenant, key in keys.items()} | {heavy_key: "heavy"}
     with ServiceProcess(workdir, owners) as server:
-        threads = [
-            threading.Thread(
-                target=send_session,
-                args=(server.url, keys[tenant], turns, latencies[tenant], errors),
-            )
-            for (tenant, _), turns in sessions.items()
-        ]
+        threads = client_threads(server.url, keys, sessions, latencies, errors)
         heavy = threading.Thread(
             target=_heavy, args=(server.url, heavy_key, heavy_sessions, window, errors)
         )
@@ -135,12 +123,7 @@ def run_load_bench(
             heavy.start()
             while not window and heavy.is_alive():  # the small tenants start with the flush
                 time.sleep(0.05)
-        t0 = time.perf_counter()
-        for thread in threads:
-            thread.start()
-        for thread in threads:
-            thread.join()
-        wall = time.perf_counter() - t0
+        wall = run_clients(threads)
         if heavy_sessions:
             heavy.join()
         sent = [t for turns in sessions.values() for t in turns]
@@ -159,30 +142,19 @@ def run_load_bench(
         **check_exactly_once(sent, stored),
     }
     if baseline:
-        figures["baseline_turns_per_s"] = baseline_turns_per_s(workdir, list(sessions.values()))
-        figures["http_ratio"] = figures["turns_per_s"] / figures["baseline_turns_per_s"]
+        with_baseline(figures, workdir, sessions, "http_ratio")
     return figures
 
 
 def main(argv: Sequence[str] | None = None) -> int:
     """CLI; exit status 1 when a turn was lost, duplicated, misplaced or refused."""
-    parser = argparse.ArgumentParser(
-        prog="python -m episeg.benchmarks.load_bench",
-        description=__doc__.split("\n")[0] if __doc__ else None,
-    )
-    parser.add_argument("--tenants", type=int, default=8)
-    parser.add_argument("--sessions", type=int, default=4, help="sessions per tenant")
-    parser.add_argument("--turns", type=int, default=50, help="turns per session")
-    parser.add_argument("--seed", type=int, default=0)
+    parser = bench_parser("python -m episeg.benchmarks.load_bench", __doc__, sessions=4, turns=50)
     parser.add_argument(
         "--heavy-sessions",
         type=int,
         default=0,
         help="one more tenant flushes this many sessions during the load (default 0: none)",
     )
-    parser.add_argument("--path", type=Path, default=None, help="work folder (default: temp)")
-    parser.add_argument("--no-baseline", action="store_true")
-    parser.add_argument("--json", type=Path, default=None, help="write the results here")
     args = parser.parse_args(argv)
     try:
         res = run_load_bench(
@@ -196,9 +168,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         )
     except ValueError as exc:
         parser.error(str(exc))
-    print(json.dumps(res, indent=2))
-    if args.json is not None:
-        args.json.write_text(json.dumps(res, indent=2) + "\n", encoding="utf-8")
+    print_result(res, args.json)
     bad = res["errors"] + res["missing"] + res["duplicated"] + res["foreign"] + res["misplaced"]
     return 1 if bad else 0
 

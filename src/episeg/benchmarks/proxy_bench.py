@@ -21,24 +21,24 @@ Run ``python -m episeg.benchmarks.proxy_bench --tenants 8 --sessions 2 --turns 4
 
 from __future__ import annotations
 
-import argparse
-import json
 import random
 import sys
-import tempfile
-import threading
-import time
 from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
-from episeg.benchmarks import percentiles_ms
 from episeg.benchmarks.load_client import (
-    baseline_turns_per_s,
+    Latencies,
+    bench_parser,
     check_exactly_once,
-    make_session,
-    send_session,
+    client_threads,
+    latency_summary,
+    make_sessions,
+    print_result,
+    run_clients,
     stored_turns,
+    with_baseline,
+    workdir_for,
 )
 from episeg.testing import ChromaServer
 from episeg.testing.services import HAProxy, ServiceProcess
@@ -71,18 +71,13 @@ def run_proxy_bench(
         raise ValueError(
             "tenants, sessions and turns must be >= 1; the shipped config has 2 replicas"
         )
-    workdir = Path(path) if path is not None else Path(tempfile.mkdtemp(prefix="episeg-proxy-"))
-    workdir.mkdir(parents=True, exist_ok=True)
+    workdir = workdir_for(path, "episeg-proxy-")
     # Keys follow the seed, so which replica each tenant hashes to is the same on every run.
     rng = random.Random(seed)
     keys = {f"tenant{t}": f"{rng.getrandbits(128):032x}" for t in range(tenants)}
     owners = {key: tenant for tenant, key in keys.items()}
-    sessions = {
-        (tenant, f"s{s}"): make_session(tenant, f"s{s}", turns_per_session, seed=seed)
-        for tenant in keys
-        for s in range(sessions_per_tenant)
-    }
-    latencies: dict[str, list[tuple[float, float]]] = {tenant: [] for tenant in keys}
+    sessions = make_sessions(keys, sessions_per_tenant, turns_per_session, seed=seed)
+    latencies: Latencies = {tenant: [] for tenant in keys}
     served_by: dict[str, set[str]] = {tenant: set() for tenant in keys}
     errors: list[str] = []
     with ChromaServer(workdir / "chroma") as chroma:
@@ -93,19 +88,8 @@ def run_proxy_bench(
         try:
             addresses = [s.url.removeprefix("http://") for s in services]
             with HAProxy(addresses, workdir / "haproxy.log") as proxy:
-                threads = [
-                    threading.Thread(
-                        target=send_session,
-                        args=(proxy.url, keys[t], turns, latencies[t], errors, served_by[t]),
-                    )
-                    for (t, _), turns in sessions.items()
-                ]
-                t0 = time.perf_counter()
-                for thread in threads:
-                    thread.start()
-                for thread in threads:
-                    thread.join()
-                wall = time.perf_counter() - t0
+                threads = client_threads(proxy.url, keys, sessions, latencies, errors, served_by)
+                wall = run_clients(threads)
                 stored = [
                     row
                     for t, key in keys.items()
@@ -116,9 +100,7 @@ def run_proxy_bench(
                 service.stop()
         ids = _store_ids(chroma, list(keys))
     sent = [t for turns in sessions.values() for t in turns]
-    every = [s for samples in latencies.values() for _, s in samples]
-    p50, p99 = percentiles_ms(every or [0.0])
-    tenant_p99 = {t: percentiles_ms([s for _, s in v] or [0.0])[1] for t, v in latencies.items()}
+    p50, p99, tenant_p99 = latency_summary(latencies)
     shared = sum(len(ids[a] & ids[b]) for a in ids for b in ids if a < b)
     figures: dict[str, Any] = {
         "replicas": replicas,
@@ -143,8 +125,7 @@ def run_proxy_bench(
         **check_exactly_once(sent, stored),
     }
     if baseline:
-        figures["baseline_turns_per_s"] = baseline_turns_per_s(workdir, list(sessions.values()))
-        figures["ratio_to_in_process"] = figures["turns_per_s"] / figures["baseline_turns_per_s"]
+        with_baseline(figures, workdir, sessions, "ratio_to_in_process")
     return figures
 
 
@@ -163,17 +144,7 @@ def failures(res: dict[str, Any]) -> int:
 
 def main(argv: Sequence[str] | None = None) -> int:
     """CLI; exit status 1 when a check failed."""
-    parser = argparse.ArgumentParser(
-        prog="python -m episeg.benchmarks.proxy_bench",
-        description=__doc__.split("\n")[0] if __doc__ else None,
-    )
-    parser.add_argument("--tenants", type=int, default=8)
-    parser.add_argument("--sessions", type=int, default=2, help="sessions per tenant")
-    parser.add_argument("--turns", type=int, default=40, help="turns per session")
-    parser.add_argument("--seed", type=int, default=0)
-    parser.add_argument("--path", type=Path, default=None, help="work folder (default: temp)")
-    parser.add_argument("--no-baseline", action="store_true")
-    parser.add_argument("--json", type=Path, default=None, help="write the results here")
+    parser = bench_parser("python -m episeg.benchmarks.proxy_bench", __doc__, sessions=2, turns=40)
     args = parser.parse_args(argv)
     try:
         res = run_proxy_bench(
@@ -186,9 +157,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         )
     except ValueError as exc:
         parser.error(str(exc))
-    print(json.dumps(res, indent=2))
-    if args.json is not None:
-        args.json.write_text(json.dumps(res, indent=2) + "\n", encoding="utf-8")
+    print_result(res, args.json)
     return 1 if failures(res) else 0
 
 
