@@ -50,12 +50,13 @@ from episeg.recall.index import IndexedStore
 from episeg.recall.memory_recall import MemoryRecall
 from episeg.segmentation.segmenter import Segmenter
 from episeg.store import ChromaBackend
+from episeg.store.memory_edit import MemoryEdit
 from episeg.typing import Embedder, Judge, SalienceScorer, StoreBackend
 
 __all__ = ["DEFAULT", "Memory"]  # DEFAULT is episeg.defaults.DEFAULT, re-exported
 
 
-class Memory(MemoryWrites, MemoryRecall, MemoryForget, IdleClosing, OpenRecall):
+class Memory(MemoryWrites, MemoryRecall, MemoryForget, MemoryEdit, IdleClosing, OpenRecall):
     """Episodic memory for many users, backed by Chroma.
 
     Parameters
@@ -99,7 +100,8 @@ class Memory(MemoryWrites, MemoryRecall, MemoryForget, IdleClosing, OpenRecall):
     (observe, flush, outbox: :class:`~episeg.durability.memory_writes.MemoryWrites`),
     reading (stores, recall, reinforcement, maintenance:
     :class:`~episeg.recall.memory_recall.MemoryRecall`) and erasure
-    (:class:`~episeg.durability.memory_forget.MemoryForget`), the idle timeout
+    (:class:`~episeg.durability.memory_forget.MemoryForget`), get / edit / unarchive /
+    tenants (:class:`~episeg.store.memory_edit.MemoryEdit`), the idle timeout
     (:class:`~episeg.durability.idle.IdleClosing`) and recall of open segments
     (:class:`~episeg.durability.memory_open.OpenRecall`). This class only
     builds the parts they share.

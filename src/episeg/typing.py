@@ -116,7 +116,16 @@ class EpisodeStore(Protocol):
 
     def count(self) -> int: ...
 
-    def update(self, episodes: Sequence[Episode]) -> None: ...
+    def update(self, episodes: Sequence[Episode]) -> None:
+        """Rewrite the recall state (count, last access, strength, archived)."""
+        ...
+
+    def revise(self, episodes: Sequence[Episode]) -> None:
+        """Rewrite what a user edits (summary, salience, pin, user metadata), all or none.
+
+        Raises :class:`~episeg.errors.EpisodeNotFoundError` for an id the tenant lacks.
+        """
+        ...
 
     def delete(self, ids: Sequence[str]) -> None: ...
 

@@ -1,7 +1,8 @@
 """The memory browser (/ui) in headless Chromium, driven by Playwright, on a loopback server.
 
 Proves: the page renders a tenant's timeline (sessions, salience, dates, boundary reasons,
-recall counts), shows only the key's tenant, search shows the score breakdown, forget removes
+recall counts), shows only the key's tenant, search shows the score breakdown, pin / unpin
+changes the stored episode (and the page shows pins, user salience and labels), forget removes
 the episode from the store, turn text cannot inject markup. Screenshots go to docs/img/.
 """
 
@@ -115,6 +116,28 @@ class TestBrowser:
             assert term in hits
         assert page.locator(".hit").count() == 3
         page.screenshot(path=str(IMG / "ui-search.png"), full_page=False)
+        page.close()
+
+    def test_pin_and_unpin_from_the_page(self, browser: Any, server: LiveServer) -> None:
+        with Client(server.url, KEY_A) as alice:
+            target = alice.recall("deploy version", k=1)[0]["episode"]["id"]
+            alice.update_episode(target, salience=9, metadata={"project": "deploy"})
+        page = _open(browser, server, KEY_A)
+        page.wait_for_selector(".card")
+        card = page.locator(f'.card[data-id="{target}"]')
+        playwright.expect(card).to_have_attribute("data-pinned", "false")
+        assert "salience 9/10 (set by you)" in card.inner_text()
+        assert 'project="deploy"' in card.inner_text()
+        card.locator("button.pin").click()
+        playwright.expect(card).to_have_attribute("data-pinned", "true")
+        assert "pinned" in card.inner_text() and card.locator("button.pin").inner_text() == "Unpin"
+        with Client(server.url, KEY_A) as alice:
+            assert alice.episode(target)["pinned"] is True
+        card.screenshot(path=str(IMG / "ui-pinned.png"))
+        card.locator("button.pin").click()
+        playwright.expect(card).to_have_attribute("data-pinned", "false")
+        with Client(server.url, KEY_A) as alice:
+            assert alice.episode(target)["pinned"] is False
         page.close()
 
     def test_forget_removes_the_episode(self, browser: Any, server: LiveServer) -> None:

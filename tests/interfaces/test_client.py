@@ -13,17 +13,19 @@ import pytest
 from episeg.client import ENDPOINTS, APIError, AsyncClient, Client
 from episeg.interfaces.runtime import open_memory
 from episeg.interfaces.service import create_app
+from episeg.interfaces.service_auth import KeyRing
 from episeg.testing import HashingEmbedder
 from episeg.types import Turn
 from tests.interfaces.helpers import KEY_A, KEY_B, KEYS, LiveServer
 
 HTTP_METHODS = {"get", "post", "put", "patch", "delete"}
+KEY_ADMIN = "key-admin-0123456789abcdef"
 
 
 @pytest.fixture(scope="module")
 def server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[LiveServer]:
     memory = open_memory(tmp_path_factory.mktemp("client"), embedder=HashingEmbedder(dim=64))
-    live = LiveServer(create_app(memory, KEYS))
+    live = LiveServer(create_app(memory, KeyRing({**KEYS, KEY_ADMIN: {"admin": True}})))
     yield live
     live.stop()
 
@@ -82,12 +84,18 @@ class TestContract:
             c.observe_messages([{"role": "user", "content": "and one more"}], "contract")
             c.flush("contract")
             episode = c.episodes(limit=5)[0]
-            c.recall("contract", k=1)
+            c.episode(episode["id"])
+            c.update_episode(episode["id"], pinned=True, metadata={"k": 1})
+            c.unarchive(episode["id"])
+            c.recall("contract", k=1, metadata={"k": 1}, min_score=0.0)
             c.used([episode["id"]])
             c.forget(episode["id"])
             c.forget_session("contract")
             c.forget_all()
             c.healthz()
+        with Client(server.url, KEY_ADMIN) as admin:
+            admin._http.event_hooks["request"] = [record]
+            admin.tenants()
         assert sent == set(ENDPOINTS.values())
 
     def test_openapi_is_tidy(self, openapi: dict[str, object]) -> None:

@@ -80,10 +80,13 @@ class TestMcpServer:
         assert session["tools"] == [
             "flush",
             "forget",
+            "get_episode",
             "list_episodes",
             "observe_messages",
             "observe_turn",
             "recall",
+            "unarchive",
+            "update_episode",
             "used",
         ]
 

@@ -95,6 +95,8 @@ class TestServiceHappyPath:
             "/v1/messages",
             "/v1/recall",
             "/v1/used",
+            "/v1/episodes/{episode_id}/unarchive",
+            "/v1/admin/tenants",
             "/v1/healthz",
         }
         for path in paths.values():  # no tenant parameter anywhere
@@ -111,6 +113,10 @@ class TestServiceAuth:
             ("POST", "/v1/flush"),
             ("GET", "/v1/episodes"),
             ("POST", "/v1/recall"),
+            ("GET", "/v1/episodes/e1"),
+            ("PATCH", "/v1/episodes/e1"),
+            ("POST", "/v1/episodes/e1/unarchive"),
+            ("GET", "/v1/admin/tenants"),
         ],
     )
     def test_401_without_or_with_a_wrong_key(

@@ -14,7 +14,7 @@ from typing import Any
 import numpy as np
 import pytest
 
-from episeg.store import ChromaBackend, chroma
+from episeg.store import ChromaBackend, collection
 from episeg.types import Actor, Episode, Turn
 
 DIM = 8
@@ -46,7 +46,7 @@ def _episodes(n: int, user: str = "alice") -> list[Episode]:
 def test_update_calls_stay_within_the_batch(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    monkeypatch.setattr(chroma, "_WRITE_BATCH", 50)
+    monkeypatch.setattr(collection, "_WRITE_BATCH", 50)
     store = ChromaBackend.persistent(tmp_path).store_for("alice")
     episodes = _episodes(120)
     store.add(episodes)

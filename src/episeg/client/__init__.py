@@ -10,8 +10,8 @@ The tenant comes from the API key. A ``Turn`` whose ``user`` is the default
 (``"default"``) is sent without one; any other ``user`` is sent and the
 service refuses it (403) unless it is the key's tenant.
 
->>> sorted(ENDPOINTS)[:3]
-['episodes', 'flush', 'forget']
+>>> ENDPOINTS["episode"], ENDPOINTS["update_episode"]
+(('GET', '/v1/episodes/{episode_id}'), ('PATCH', '/v1/episodes/{episode_id}'))
 
 The wire format (endpoints, typed views, :class:`APIError`) is in
 :mod:`episeg.client.wire`, :class:`Client` in :mod:`episeg.client.sync` and

@@ -17,6 +17,7 @@ from typing import Any, Self, cast
 
 import httpx
 
+from episeg.client.manage import AsyncManageCalls
 from episeg.client.wire import (
     Closed,
     Confirmed,
@@ -34,7 +35,7 @@ from episeg.client.wire import (
 __all__ = ["AsyncClient"]
 
 
-class AsyncClient:
+class AsyncClient(AsyncManageCalls):
     """The same methods as :class:`Client`, as coroutines (``async with AsyncClient(...)``)."""
 
     def __init__(

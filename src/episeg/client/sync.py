@@ -16,6 +16,7 @@ from typing import Any, Self, cast
 
 import httpx
 
+from episeg.client.manage import ManageCalls
 from episeg.client.wire import (
     Closed,
     Confirmed,
@@ -33,7 +34,7 @@ from episeg.client.wire import (
 __all__ = ["Client"]
 
 
-class Client:
+class Client(ManageCalls):
     """Synchronous client; usable as a context manager (closes its connection pool).
 
     Parameters

@@ -5,8 +5,8 @@ test compares it with the service's ``/openapi.json``); the ``TypedDict``
 views type the service's JSON answers; :class:`APIError` is what every client
 method raises for a 4xx/5xx answer.
 
->>> sorted(ENDPOINTS)[:3]
-['episodes', 'flush', 'forget']
+>>> ENDPOINTS["flush"]
+('POST', '/v1/flush')
 >>> _turn_body({"actor": "user", "text": "hi"})
 {'actor': 'user', 'text': 'hi'}
 >>> _recall_body("deploy", 3, {"max_words": 200, "session": None})
@@ -40,7 +40,7 @@ __all__ = [
     "VerdictView",
 ]
 
-Method = Literal["GET", "POST", "DELETE"]
+Method = Literal["GET", "POST", "PATCH", "DELETE"]
 
 #: client method name -> (HTTP method, OpenAPI path)
 ENDPOINTS: dict[str, tuple[Method, str]] = {
@@ -49,6 +49,10 @@ ENDPOINTS: dict[str, tuple[Method, str]] = {
     "observe_messages": ("POST", "/v1/messages"),
     "flush": ("POST", "/v1/flush"),
     "episodes": ("GET", "/v1/episodes"),
+    "episode": ("GET", "/v1/episodes/{episode_id}"),
+    "update_episode": ("PATCH", "/v1/episodes/{episode_id}"),
+    "unarchive": ("POST", "/v1/episodes/{episode_id}/unarchive"),
+    "tenants": ("GET", "/v1/admin/tenants"),
     "forget": ("DELETE", "/v1/episodes/{episode_id}"),
     "forget_session": ("DELETE", "/v1/sessions/{session}"),
     "forget_all": ("DELETE", "/v1/tenant"),
@@ -63,6 +67,7 @@ class Salience(TypedDict):
     normalized: float | None
     scorer: str
     reason: str
+    by_user: NotRequired[bool]
 
 
 class VerdictView(TypedDict):
@@ -91,6 +96,8 @@ class EpisodeView(TypedDict, total=False):
     last_accessed: float | None
     strength: float
     archived: bool
+    pinned: bool
+    metadata: dict[str, str | int | float | bool]
     turns: list[dict[str, Any]]
 
 

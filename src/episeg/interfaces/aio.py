@@ -110,6 +110,11 @@ class AsyncMemory:
     feedback = _off_loop(Memory.feedback)
     recaller = _off_loop(Memory.recaller)
     maintain = _off_loop(Memory.maintain)
+    # managing stored episodes
+    episode = _off_loop(Memory.episode)
+    update_episode = _off_loop(Memory.update_episode)
+    unarchive = _off_loop(Memory.unarchive)
+    tenants = _off_loop(Memory.tenants)
     # erasing
     forget = _off_loop(Memory.forget)
 

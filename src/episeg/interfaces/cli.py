@@ -149,6 +149,13 @@ def _build_parser() -> argparse.ArgumentParser:
     p.add_argument("--until", metavar="WHEN", help="only episodes before this ISO date or epoch")
     p.add_argument("--session", help="only this session")
     p.add_argument(
+        "--meta",
+        action="append",
+        metavar="KEY=VALUE",
+        help="only episodes whose user metadata holds this pair (repeatable)",
+    )
+    p.add_argument("--min-score", type=float, metavar="X", help="no hit scoring below X")
+    p.add_argument(
         "--expand",
         choices=["turns", "episode"],
         default="turns",

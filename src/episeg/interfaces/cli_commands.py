@@ -22,6 +22,7 @@ from datetime import UTC, datetime
 from typing import IO, Any
 
 from episeg.errors import ConfigError, EpisegError, TurnValidationError
+from episeg.interfaces.cli_edit import parse_meta
 from episeg.interfaces.progress import IngestProgress
 from episeg.interfaces.runtime import all_episodes, open_backend, open_memory
 from episeg.interfaces.transcript import numbered_turns
@@ -140,8 +141,8 @@ def cmd_recall(args: argparse.Namespace) -> int:
     for flag in ("max_words",):
         if getattr(args, flag) is not None and getattr(args, flag) < 1:
             raise ConfigError(f"--{flag.replace('_', '-')} must be >= 1")
-    if args.context < 0 or args.neighbours < 0:
-        raise ConfigError("--context and --neighbours must be >= 0")
+    if args.context < 0 or args.neighbours < 0 or not math.isfinite(args.min_score or 0.0):
+        raise ConfigError("--context and --neighbours must be >= 0, --min-score finite")
     hits = _memory(args).recall(
         args.user,
         args.query,
@@ -153,6 +154,8 @@ def cmd_recall(args: argparse.Namespace) -> int:
         expand=args.expand,
         context=args.context,
         neighbours=args.neighbours,
+        metadata=parse_meta(args.meta) if args.meta else None,
+        min_score=args.min_score,
     )
     lines = [f"recall({args.user!r}, {args.query!r}): {len(hits)} episodes"]
     for rank, hit in enumerate(hits, start=1):

@@ -12,7 +12,7 @@ With ``--chroma-url`` the server's ``chroma.sqlite3`` keeps freed pages until
 >>> sub = argparse.ArgumentParser(prog="episeg").add_subparsers(dest="command")
 >>> add_parsers(sub, [])
 >>> sorted(MANAGE)
-['forget']
+['edit', 'episode', 'forget', 'tenants', 'unarchive']
 """
 
 from __future__ import annotations
@@ -23,6 +23,8 @@ import sys
 from collections.abc import Callable, Sequence
 from typing import Any
 
+from episeg.interfaces import cli_edit
+
 __all__ = ["MANAGE", "add_parsers"]
 
 _EXIT_NOT_FOUND = 2  # the CLI's EXIT_BAD_INPUT (imported lazily there)
@@ -30,6 +32,7 @@ _EXIT_NOT_FOUND = 2  # the CLI's EXIT_BAD_INPUT (imported lazily there)
 
 def add_parsers(sub: Any, parents: Sequence[argparse.ArgumentParser]) -> None:
     """Add the management subcommands to the ``episeg`` subparsers ``sub``."""
+    cli_edit.add_parsers(sub, parents)  # episode, edit, unarchive, tenants
     p = sub.add_parser(
         "forget",
         parents=list(parents),
@@ -71,4 +74,4 @@ def _forget(args: argparse.Namespace) -> int:
     return 0
 
 
-MANAGE: dict[str, Callable[[argparse.Namespace], int]] = {"forget": _forget}
+MANAGE: dict[str, Callable[[argparse.Namespace], int]] = {"forget": _forget, **cli_edit.EDIT}

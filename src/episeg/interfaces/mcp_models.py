@@ -25,6 +25,7 @@ from typing import Literal
 from pydantic import BaseModel, Field
 
 from episeg.interfaces.views import boundary_reasons
+from episeg.store.edit import is_user_salience
 from episeg.types import Episode, Turn
 from episeg.typing import ScoredEpisode
 
@@ -65,7 +66,11 @@ class TurnBrief(BaseModel):
 
 
 class EpisodeBrief(BaseModel):
-    """An episode without its turns unless asked; salience is the 1-10 score (None: unscored)."""
+    """An episode without its turns unless asked; salience is the 1-10 score (None: unscored).
+
+    ``salience_by_user`` says the salience was set by the user; ``pinned``
+    episodes are never decayed nor archived; ``metadata`` holds the user's labels.
+    """
 
     id: str
     user: str
@@ -79,6 +84,9 @@ class EpisodeBrief(BaseModel):
     recall_count: int
     parent_id: str | None
     archived: bool
+    pinned: bool = False
+    salience_by_user: bool = False
+    metadata: dict[str, str | int | float | bool] = Field(default_factory=dict)
     turns: list[TurnBrief] | None = None
 
     @classmethod
@@ -96,6 +104,9 @@ class EpisodeBrief(BaseModel):
             recall_count=episode.recall_count,
             parent_id=episode.parent_id,
             archived=episode.archived,
+            pinned=episode.pinned,
+            salience_by_user=is_user_salience(episode.salience),
+            metadata=dict(episode.metadata),
             turns=[TurnBrief.of(t) for t in episode.turns] if full_turns else None,
         )
 

@@ -17,6 +17,9 @@ writes only that tenant, and no tool takes a user argument. Tools:
     (:meth:`Memory.forget`).
 ``list_episodes``
     A page of stored episodes (summary, salience, boundary reasons).
+``get_episode``, ``update_episode``, ``unarchive``
+    One episode by id; edit its summary, pin, salience or metadata; bring it
+    back from the archive (:mod:`episeg.interfaces.mcp_manage`).
 
 Arguments with a fixed set of values (actor, turn type) are enums in the
 input schema; every tool declares its output schema (:mod:`episeg.interfaces.mcp_models`).
@@ -28,8 +31,9 @@ never as a crash of the server.
 >>> from episeg.testing import HashingEmbedder
 >>> mem = Memory(path=tempfile.mkdtemp(), embedder=HashingEmbedder(), judge=None, scorer=None)
 >>> server = create_server(mem, "alice")
->>> sorted(t.name for t in asyncio.run(server.list_tools()))
-['flush', 'forget', 'list_episodes', 'observe_messages', 'observe_turn', 'recall', 'used']
+>>> sorted(t.name for t in asyncio.run(server.list_tools()))  # doctest: +NORMALIZE_WHITESPACE
+['flush', 'forget', 'get_episode', 'list_episodes', 'observe_messages', 'observe_turn', 'recall',
+ 'unarchive', 'update_episode', 'used']
 """
 
 from __future__ import annotations
@@ -45,6 +49,7 @@ from mcp.server.mcpserver.exceptions import ToolError
 
 from episeg.durability.idle import IdleTicker
 from episeg.errors import EpisegError
+from episeg.interfaces.mcp_manage import MetaValue, add_manage_tools
 from episeg.interfaces.mcp_models import (
     ActorName,
     Closed,
@@ -153,12 +158,20 @@ def create_server(memory: Memory, user: str) -> MCPServer:
         return _guard(lambda: closed(list(memory.flush(tenant, session))))
 
     @server.tool()
-    def recall(query: str, k: int = 5, max_words: int = 300, full_turns: bool = False) -> Recalled:
+    def recall(
+        query: str,
+        k: int = 5,
+        max_words: int = 300,
+        full_turns: bool = False,
+        metadata: dict[str, MetaValue] | None = None,
+        min_score: float | None = None,
+    ) -> Recalled:
         """Recall the k (1-50) most relevant past episodes for query.
 
         Each result has its score terms, the episode (id, dates, summary, salience)
         and the turns recall matched, at most max_words words of them across all
-        results; full_turns=True adds every turn of each episode.
+        results; full_turns=True adds every turn of each episode. metadata keeps
+        episodes whose labels hold every given key=value; min_score drops weaker hits.
         """
         if not 1 <= k <= 50:
             raise ToolError(f"k must be in 1..50, got {k}")
@@ -168,7 +181,14 @@ def create_server(memory: Memory, user: str) -> MCPServer:
             lambda: Recalled(
                 results=[
                     Hit.of(h, full_turns=full_turns)
-                    for h in memory.recall(tenant, query, k, max_words=max_words)
+                    for h in memory.recall(
+                        tenant,
+                        query,
+                        k,
+                        max_words=max_words,
+                        metadata=metadata,
+                        min_score=min_score,
+                    )
                 ]
             )
         )
@@ -222,6 +242,7 @@ def create_server(memory: Memory, user: str) -> MCPServer:
             )
         )
 
+    add_manage_tools(server, memory, tenant, guard=_guard)
     return server
 
 

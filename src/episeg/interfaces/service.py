@@ -37,6 +37,7 @@ from episeg.interfaces.messages import recorded_times, turns_from_messages
 from episeg.interfaces.metrics import MetricsMiddleware, ServiceMetrics
 from episeg.interfaces.service_auth import BodyLimit, KeyRing
 from episeg.interfaces.service_errors import JournalHealth, install_error_handlers
+from episeg.interfaces.service_manage import add_manage_routes
 from episeg.interfaces.service_models import (
     ERRORS,
     MAX_BATCH,
@@ -221,6 +222,8 @@ def create_app(
             expand=body.expand,
             context=body.context,
             neighbours=body.neighbours,
+            metadata=body.metadata,
+            min_score=body.min_score,
         )
         return RecallOut(results=[RecallHitOut.model_validate(scored_view(h)) for h in hits])
 
@@ -234,6 +237,7 @@ def create_app(
         return {"status": "ok"}
 
     add_extra_routes(app, memory, tenant, metrics, READ_ERRORS)
+    add_manage_routes(app, memory, tenant, ring, READ_ERRORS)  # get, edit, unarchive, tenants
     install_error_handlers(app, health)
     return app
 

@@ -1,6 +1,9 @@
 """Per-tenant bearer API keys and the request-size limit for :mod:`episeg.interfaces.service`.
 
-Keys come from a JSON file ``{"<key>": "<tenant>"}``. A key is a bearer token
+Keys come from a JSON file ``{"<key>": "<tenant>"}``. A key may instead map to
+``{"tenant": "<tenant>", "admin": true}`` (a tenant's key that is also an
+admin key) or ``{"admin": true}`` (an operator's key with no tenant: it can
+only call the admin routes, e.g. ``GET /v1/admin/tenants``). A key is a bearer token
 (RFC 6750 ``b64token``: ASCII letters, digits and ``-._~+/``, then ``=``
 padding) of at least 16 characters; a key listed twice, a key no client could
 send (non-ASCII, padded with spaces) and a keys file others can write are
@@ -9,9 +12,11 @@ Only the SHA-256 of each key is kept in memory; a presented key is hashed and
 compared against every stored digest with :func:`hmac.compare_digest` (no
 early exit), so timing reveals neither which key nor how much of one matched.
 
->>> ring = KeyRing({"k-alice-0123456789": "alice"})
+>>> ring = KeyRing({"k-alice-0123456789": "alice", "k-ops-0123456789ab": {"admin": True}})
 >>> ring.tenant_for("k-alice-0123456789"), ring.tenant_for("nope")
 ('alice', None)
+>>> ring.is_admin("k-ops-0123456789ab"), ring.is_admin("k-alice-0123456789")
+(True, False)
 >>> "k-alice" in repr(ring)
 False
 """
@@ -50,13 +55,15 @@ class KeyRing:
     Parameters
     ----------
     keys
-        ``{key: tenant}``; keys must be at least 16 characters, tenants valid
-        tenant ids (see :func:`episeg.store.tenants.validate_tenant`).
+        ``{key: tenant}`` or ``{key: {"tenant": tenant, "admin": bool}}``
+        (``tenant`` optional for an admin key); keys must be at least 16
+        characters, tenants valid tenant ids (see
+        :func:`episeg.store.tenants.validate_tenant`).
     """
 
-    def __init__(self, keys: Mapping[str, str]) -> None:
-        entries: list[tuple[bytes, str]] = []
-        for key, tenant in keys.items():
+    def __init__(self, keys: Mapping[str, str | Mapping[str, Any]]) -> None:
+        entries: list[tuple[bytes, str | None, bool]] = []
+        for key, value in keys.items():
             if not isinstance(key, str) or len(key) < MIN_KEY_LENGTH:
                 raise ConfigError(f"API keys must be strings of >= {MIN_KEY_LENGTH} characters")
             if not _B64TOKEN.fullmatch(key):
@@ -64,10 +71,11 @@ class KeyRing:
                     f"API key {_masked(key)} cannot be sent as a bearer token: use ASCII "
                     "letters, digits and -._~+/ only (no spaces or other characters)"
                 )
-            if not isinstance(tenant, str):
-                raise ConfigError(f"tenant must be a string, got {type(tenant).__name__}")
+            tenant, admin = _entry(key, value)
             try:
-                entries.append((_digest(key), validate_tenant(tenant)))
+                entries.append(
+                    (_digest(key), None if tenant is None else validate_tenant(tenant), admin)
+                )
             except EpisegError as exc:
                 raise ConfigError(f"invalid tenant in keys: {exc}") from None
         if not entries:
@@ -101,19 +109,46 @@ class KeyRing:
 
     @property
     def tenants(self) -> frozenset[str]:
-        return frozenset(tenant for _, tenant in self._entries)
+        return frozenset(tenant for _, tenant, _ in self._entries if tenant is not None)
 
     def tenant_for(self, key: str) -> str | None:
-        """The tenant of ``key``, or ``None``; constant work whatever matches."""
+        """The tenant of ``key``, or ``None`` (unknown key, or an admin key with no tenant)."""
+        return self._lookup(key)[0]
+
+    def is_admin(self, key: str) -> bool:
+        """Whether ``key`` is an admin key; constant work whatever matches."""
+        return self._lookup(key)[1]
+
+    def _lookup(self, key: str) -> tuple[str | None, bool]:
         presented = _digest(key)
-        found: str | None = None
-        for digest, tenant in self._entries:
+        found: tuple[str | None, bool] = (None, False)
+        for digest, tenant, admin in self._entries:  # no early exit: timing reveals nothing
             if hmac.compare_digest(presented, digest):
-                found = tenant
+                found = (tenant, admin)
         return found
 
     def __repr__(self) -> str:
-        return f"KeyRing({len(self._entries)} keys, {len(self.tenants)} tenants)"
+        admins = sum(1 for *_, admin in self._entries if admin)
+        return f"KeyRing({len(self._entries)} keys, {len(self.tenants)} tenants, {admins} admin)"
+
+
+def _entry(key: str, value: object) -> tuple[str | None, bool]:
+    """``(tenant, admin)`` of one keys-file value: a tenant, or ``{"tenant"?, "admin"?}``."""
+    if isinstance(value, str):
+        return value, False
+    if isinstance(value, Mapping):
+        extra = set(value) - {"tenant", "admin"}
+        admin = value.get("admin", False)
+        tenant = value.get("tenant")
+        if extra or not isinstance(admin, bool) or not (tenant is None or isinstance(tenant, str)):
+            raise ConfigError(
+                f"key {_masked(key)}: an entry is a tenant or "
+                '{"tenant": "<tenant>", "admin": true|false}, got ' + repr(dict(value))[:80]
+            )
+        if tenant is None and not admin:
+            raise ConfigError(f"key {_masked(key)} names no tenant and is not an admin key")
+        return tenant, admin
+    raise ConfigError(f"tenant must be a string, got {type(value).__name__}")
 
 
 def _masked(key: str) -> str:

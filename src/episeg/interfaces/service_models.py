@@ -11,7 +11,10 @@ checks its paths).
 # No `from __future__ import annotations`: pydantic reads the annotations at runtime.
 from typing import Annotated, Any, Literal
 
-from pydantic import BaseModel, ConfigDict, Field
+from pydantic import BaseModel, ConfigDict, Field, field_validator
+
+from episeg.errors import MetadataError
+from episeg.store.usermeta import validate_metadata
 
 __all__ = [
     "ERRORS",
@@ -84,6 +87,26 @@ class FlushIn(BaseModel):
     session: _Name | None = None
 
 
+MetadataValue = (
+    Annotated[bool, Field(strict=True)]
+    | Annotated[int, Field(strict=True)]
+    | Annotated[float, Field(strict=True, allow_inf_nan=False)]
+    | Annotated[str, Field(strict=True)]
+)
+"""A user metadata value (episeg.store.usermeta): JSON true/false, an integer, a finite number
+or a string; the order makes 1 an int and 1.0 a float."""
+
+
+def checked_metadata(value: dict[str, Any] | None) -> dict[str, Any] | None:
+    """Pydantic-side check of user metadata: a :class:`MetadataError` becomes a 422."""
+    if value is None:
+        return None
+    try:
+        return validate_metadata(value)
+    except MetadataError as exc:
+        raise ValueError(str(exc)) from None
+
+
 class RecallIn(BaseModel):
     """A recall: query, at most k episodes, and optionally a word budget across all
     hits, a time range (seconds since the epoch) or one session, whole episodes
@@ -99,6 +122,14 @@ class RecallIn(BaseModel):
     expand: Literal["turns", "episode"] = "turns"
     context: Annotated[int, Field(ge=0, le=10)] = 0
     neighbours: Annotated[int, Field(ge=0, le=10)] = 0
+    metadata: dict[str, MetadataValue] | None = Field(
+        None, description="keep episodes whose user metadata holds every key with this value"
+    )
+    min_score: Annotated[float, Field(strict=True, allow_inf_nan=False)] | None = Field(
+        None, description="hits scoring below this are not returned"
+    )
+
+    _metadata = field_validator("metadata")(checked_metadata)
 
 
 class SalienceOut(BaseModel):
@@ -106,6 +137,7 @@ class SalienceOut(BaseModel):
     normalized: float | None
     scorer: str
     reason: str
+    by_user: bool = False
 
 
 class VerdictOut(BaseModel):
@@ -146,6 +178,8 @@ class EpisodeOut(BaseModel):
     last_accessed: float | None
     strength: float
     archived: bool
+    pinned: bool = False
+    metadata: dict[str, MetadataValue] = Field(default_factory=dict)
     turns: list[TurnOut]
 
 

@@ -21,6 +21,7 @@ from datetime import UTC, datetime
 from typing import Any
 
 from episeg.recall.hierarchical import RecallHit
+from episeg.store.edit import is_user_salience
 from episeg.types import Episode, Salience, ScoredEpisode, Turn, Verdict
 
 __all__ = [
@@ -43,7 +44,8 @@ def turn_view(turn: Turn) -> dict[str, Any]:
 
 
 def salience_view(salience: Salience | None) -> dict[str, Any] | None:
-    """Score 1-10 (``None`` when unscored), its [0, 1] form, scorer and reason."""
+    """Score 1-10 (``None`` when unscored), its [0, 1] form, scorer, reason, and
+    ``by_user``: the user set it (an override no scorer replaces)."""
     if salience is None:
         return None
     return {
@@ -51,6 +53,7 @@ def salience_view(salience: Salience | None) -> dict[str, Any] | None:
         "normalized": salience.normalized,
         "scorer": salience.scorer,
         "reason": salience.reason,
+        "by_user": is_user_salience(salience),
     }
 
 
@@ -64,7 +67,7 @@ def salience_text(salience: Salience | None) -> str:
         return "unscored (no scorer)"
     if salience.score is None:
         return f"unscored ({salience.reason})"
-    return f"{salience.score}/10"
+    return f"{salience.score}/10" + (" (set by the user)" if is_user_salience(salience) else "")
 
 
 def when_text(ts: float) -> str:
@@ -104,10 +107,13 @@ def episode_lines(number: int, episode: Episode, *, turns: bool = False) -> list
         f"[{number}] {ep.id[:8]}  {kind}  session {ep.session}  turns {first}..{last} "
         f"({len(ep.turns)})  {when_text(ep.opened_at)}  salience {salience_text(ep.salience)}"
         + (f"  recalled {ep.recall_count}x" if ep.recall_count else "")
-        + ("  [archived]" if ep.archived else ""),
+        + ("  [archived]" if ep.archived else "")
+        + ("  [pinned]" if ep.pinned else ""),
         f"    summary  : {ep.summary}",
         f"    opened by: {'; '.join(boundary_reasons(ep)) or 'start of the session'}",
     ]
+    if ep.metadata:
+        lines.append("    metadata : " + ", ".join(f"{k}={v!r}" for k, v in ep.metadata.items()))
     if turns:
         lines += [f"      {t.actor.value}: {t.text}" for t in ep.turns]
     return lines
@@ -162,6 +168,8 @@ def episode_view(episode: Episode, *, with_turns: bool = True) -> dict[str, Any]
         "last_accessed": episode.last_accessed,
         "strength": episode.strength,
         "archived": episode.archived,
+        "pinned": episode.pinned,
+        "metadata": dict(episode.metadata),
     }
     if with_turns:
         view["turns"] = [turn_view(t) for t in episode.turns]

@@ -19,6 +19,8 @@ last access, falling back to ``closed_at`` when it was never recalled):
 * **Archiving** (``maintain(archive=True)``): episodes with
   ``R < config.forgetting.archive_floor`` are marked ``archived`` and leave recall.
   Nothing is ever deleted.
+* **Pinned** episodes (``episode.pinned``, set by the user) keep retention 1:
+  :func:`maintain` never decays nor archives them.
 
 >>> from episeg.config import EpisegConfig
 >>> from episeg.recall.forgetting import reinforce, retention
@@ -73,7 +75,9 @@ def decayed_strength(episode: Episode, *, config: EpisegConfig, now: float) -> f
 
 
 def retention(episode: Episode, *, config: EpisegConfig, now: float) -> float:
-    """MemoryBank retention ``R = exp(-t / S)`` in (0, 1]."""
+    """MemoryBank retention ``R = exp(-t / S)`` in (0, 1]; always 1 for a pinned episode."""
+    if episode.pinned:
+        return 1.0
     strength = decayed_strength(episode, config=config, now=now)
     return math.exp(-age_days(episode, now=now) / strength)
 
@@ -128,6 +132,9 @@ def maintain(
         r = retention(ep, config=config, now=now)
         total_r += r
         new = ep
+        if ep.pinned:
+            already += int(ep.archived)
+            continue  # the user pinned it: never decayed, never archived
         if ep.recall_count == 0:
             s = decayed_strength(ep, config=config, now=now)
             if s < ep.strength:

@@ -42,7 +42,7 @@ tenant's catalogue and BM25 indexes).
 
 from __future__ import annotations
 
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Mapping, Sequence
 
 import numpy as np
 
@@ -54,6 +54,7 @@ from episeg.recall.hits import Expand, RecallHit, word_count
 from episeg.recall.index import IndexedStore
 from episeg.recall.ranking import rank, select
 from episeg.recall.window import RecallWindow
+from episeg.store.usermeta import MetaScalar
 from episeg.types import Episode
 from episeg.typing import Embedder
 
@@ -109,12 +110,14 @@ class HierarchicalRecaller:
         context: int = 0,
         neighbours: int = 0,
         weights: tuple[float, float, float] | None = None,
+        metadata: Mapping[str, MetaScalar] | None = None,
     ) -> list[RecallHit]:
         """The best ``k`` episodes for ``query`` and their matching turns, best first.
 
         ``query`` is a text, or a vector together with ``text`` for the
         lexical lists (a vector alone uses the dense list only). ``weights``
-        overrides ``params.weights`` for this call.
+        overrides ``params.weights`` for this call. ``metadata`` keeps episodes
+        whose user metadata holds each of its keys with an equal value.
         """
         if k < 1:
             raise ValueError(f"k must be >= 1, got {k}")
@@ -129,7 +132,7 @@ class HierarchicalRecaller:
         else:
             vector = np.asarray(query, dtype=np.float32).reshape(-1)
         index = self._store.index
-        window = RecallWindow(index.cards, session, since, until)
+        window = RecallWindow(index.cards, session, since, until, metadata)
         cands, lexical_eps = gather(self._store, self.params, vector, text, index, window)
         if not cands:
             return []

@@ -4,7 +4,7 @@
 archived ones included, read page by page) and kept up to date by the
 writes that go through :class:`IndexedStore`. It holds, per episode, what
 ranking and filtering need without reading the store (session, times,
-turn count, salience, recall state) and two lexical indexes
+turn count, salience, recall state, user metadata) and two lexical indexes
 (:class:`~episeg.recall.lexical.LexicalIndex`): one over single turns, keyed
 ``(episode id, position)``, and one over whole episodes, keyed by id.
 
@@ -34,13 +34,14 @@ import builtins
 import math
 import threading
 import time
-from collections.abc import Callable, Sequence
-from dataclasses import dataclass, replace
+from collections.abc import Callable, Mapping, Sequence
+from dataclasses import dataclass, field, replace
 from typing import Any
 
 import numpy as np
 
 from episeg.recall.lexical import LexicalIndex
+from episeg.store.usermeta import MetaScalar
 from episeg.types import Episode
 from episeg.typing import EpisodeStore
 
@@ -66,6 +67,7 @@ class EpisodeCard:
     strength: float
     recall_count: int
     archived: bool
+    metadata: Mapping[str, MetaScalar] = field(default_factory=dict, hash=False)
 
     @property
     def n_turns(self) -> int:
@@ -85,6 +87,7 @@ class EpisodeCard:
             strength=ep.strength,
             recall_count=ep.recall_count,
             archived=ep.archived,
+            metadata=ep.metadata,
         )
 
 
@@ -251,6 +254,13 @@ class IndexedStore:
             self._store.update(episodes)
             if self._index is not None:
                 self._index.update_state(episodes)
+
+    def revise(self, episodes: Sequence[Episode]) -> None:
+        """The store's ``revise`` (a user's edit); edited episodes are indexed again."""
+        with self._lock:
+            self._store.revise(episodes)
+            if self._index is not None:
+                self._index.add(episodes)
 
     def delete(self, ids: Sequence[str]) -> None:
         with self._lock:

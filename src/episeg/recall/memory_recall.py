@@ -20,15 +20,19 @@ after an erasure). It is a mixin: ``Memory`` builds the parts it declares.
 
 from __future__ import annotations
 
+import math
 import threading
-from collections.abc import Callable, Collection, Sequence
+from pathlib import Path
+from collections.abc import Callable, Collection, Mapping, Sequence
 from typing import TYPE_CHECKING, Any
 
 from episeg.config import EpisegConfig
 from episeg.recall.forgetting import MaintenanceReport, maintain
 from episeg.recall.hierarchical import Expand, HierarchicalRecaller, RecallHit
 from episeg.recall.index import IndexedStore
-from episeg.store.tenants import validate_tenant
+from episeg.recall.snapshot import PersistentIndexedStore
+from episeg.store.tenants import collection_name, validate_tenant
+from episeg.store.usermeta import MetaScalar, validate_metadata
 from episeg.types import Episode
 from episeg.typing import Embedder, ScoredEpisode, StoreBackend
 
@@ -41,6 +45,7 @@ class MemoryRecall:
     config: EpisegConfig
     embedder: Embedder
     backend: StoreBackend
+    path: Path
     _clock: Callable[[], float]
     _lock: threading.RLock
     _stores: dict[str, IndexedStore]
@@ -61,7 +66,11 @@ class MemoryRecall:
         with self._lock:
             found = self._stores.get(tenant)
         if found is None:  # built outside the lock: a slow store server delays this tenant only
-            made = IndexedStore(self.backend.store_for(tenant), embed_turns=self.embedder.embed)
+            made = PersistentIndexedStore(  # the index is kept on disk between runs
+                self.backend.store_for(tenant),
+                self.path / "recall" / collection_name(tenant),
+                embed_turns=self.embedder.embed,
+            )
             with self._lock:
                 found = self._stores.setdefault(tenant, made)
         return found
@@ -87,17 +96,31 @@ class MemoryRecall:
         expand: Expand | str = Expand.TURNS,
         context: int = 0,
         neighbours: int = 0,
+        metadata: Mapping[str, MetaScalar] | None = None,
+        min_score: float | None = None,
     ) -> list[RecallHit]:
         """The ``k`` best of ``user``'s episodes for ``query``, each with its matching turns.
 
         ``max_words`` caps the words of all returned turns together (``None``:
         no cap); ``since``/``until`` (seconds since the epoch) keep episodes
-        overlapping that range, ``session`` one session; ``expand="episode"``
-        returns whole episodes, ``context`` adds turns around each match and
-        ``neighbours`` lists adjacent episodes. See
+        overlapping that range, ``session`` one session, ``metadata`` those
+        whose user metadata holds every given key with an equal value (type
+        included: ``1`` is not ``True``); ``min_score`` drops hits scoring
+        below it. ``expand="episode"`` returns whole episodes, ``context`` adds
+        turns around each match and ``neighbours`` lists adjacent episodes. See
         :mod:`episeg.recall.hierarchical`. Nothing is written: the same
         question gets the same answer until memory changes.
+
+        Raises
+        ------
+        MetadataError
+            A malformed ``metadata`` filter.
+        ValueError
+            A non-finite ``min_score``.
         """
+        if min_score is not None and not math.isfinite(min_score):
+            raise ValueError(f"min_score must be a finite number, got {min_score!r}")
+        wanted = None if metadata is None else validate_metadata(metadata, what="metadata filter")
         hits = self._recaller(user).recall(
             query,
             k,
@@ -108,7 +131,10 @@ class MemoryRecall:
             expand=expand,
             context=context,
             neighbours=neighbours,
+            metadata=wanted,
         )
+        if min_score is not None:
+            hits = [h for h in hits if h.score >= min_score]
         return self._with_open(  # the open segments too (episeg.durability.memory_open)
             user,
             query,
@@ -118,8 +144,8 @@ class MemoryRecall:
             session=session,
             since=since,
             until=until,
-            metadata=None,
-            min_score=None,
+            metadata=wanted,
+            min_score=min_score,
             expand=expand,
             context=context,
         )

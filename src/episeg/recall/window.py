@@ -1,10 +1,12 @@
-"""The optional session / time-range filter of one recall (:class:`RecallWindow`).
+"""The optional session / time-range / metadata filter of one recall (:class:`RecallWindow`).
 
 An episode passes when it is not archived, belongs to ``session`` (when
-given) and overlaps ``[since, until]`` (seconds since the epoch; either end
-may be open). :meth:`RecallWindow.where` is the matching Chroma ``where``
-clause for the store's turn rows, so the dense list is filtered inside the
-store rather than after it.
+given), overlaps ``[since, until]`` (seconds since the epoch; either end
+may be open) and its user metadata holds every ``metadata`` key with an
+equal value of the same type (:func:`episeg.store.usermeta.matches`).
+:meth:`RecallWindow.where` is the matching Chroma ``where`` clause for the
+store's turn rows (session and time), so the dense list is filtered inside
+the store rather than after it; metadata is checked on the catalogue.
 
 >>> from episeg.recall.index import EpisodeCard
 >>> card = EpisodeCard(id="e1", session="s", opened_at=100.0, closed_at=200.0, words=(3,),
@@ -17,15 +19,17 @@ store rather than after it.
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from typing import Any
 
 from episeg.recall.index import EpisodeCard
+from episeg.store.usermeta import MetaScalar, matches
 
 __all__ = ["RecallWindow"]
 
 
 class RecallWindow:
-    """The optional session / time-range filter of one recall."""
+    """The optional session / time-range / metadata filter of one recall."""
 
     def __init__(
         self,
@@ -33,9 +37,13 @@ class RecallWindow:
         session: str | None,
         since: float | None,
         until: float | None,
+        metadata: Mapping[str, MetaScalar] | None = None,
     ) -> None:
         self.cards, self.session, self.since, self.until = cards, session, since, until
-        self.active = session is not None or since is not None or until is not None
+        self.metadata = metadata or {}
+        self.active = (
+            session is not None or since is not None or until is not None or bool(self.metadata)
+        )
 
     def allows(self, episode_id: str) -> bool:
         card = self.cards.get(episode_id)
@@ -44,6 +52,8 @@ class RecallWindow:
         if self.session is not None and card.session != self.session:
             return False
         if self.since is not None and card.closed_at < self.since:
+            return False
+        if self.metadata and not matches(card.metadata, self.metadata):
             return False
         return not (self.until is not None and card.opened_at > self.until)
 

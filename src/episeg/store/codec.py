@@ -3,7 +3,10 @@
 Chroma metadata values must be scalars (str, int, float, bool), so the
 structured parts of an :class:`~episeg.types.Episode` (turns, verdicts,
 salience) are stored as JSON strings; everything a filter or the recall
-pass needs (times, recall state, ``archived``) stays a plain scalar.
+pass needs (times, recall state, ``archived``, ``pinned``) stays a plain
+scalar. The user's own metadata goes under ``meta.<key>``
+(:mod:`episeg.store.usermeta`), apart from episeg's keys. Records written
+before pins and user metadata existed read back unpinned, with none.
 Optional fields that are ``None`` are *omitted* (Chroma drops ``None``
 values), and :func:`decode` reads absence back as ``None``. Floats (times,
 strength) are stored as ``repr`` strings: Chroma 1.5.9 float metadata loses
@@ -19,10 +22,11 @@ is written into every record so each read can verify it.
 ...              turns=(Turn(actor="user", text="deploy v2", ts=1.0),),
 ...              summary="deploy", opened_at=1.0, closed_at=2.0,
 ...              embedding=np.ones(4, dtype=np.float32) / 2,
-...              salience=Salience.scored(7, scorer="anchored"))
+...              salience=Salience.scored(7, scorer="anchored"), pinned=True,
+...              metadata={"ticket": 42})
 >>> rec = encode(ep, tenant="alice")
->>> rec.metadata["tenant"], rec.metadata["archived"]
-('alice', False)
+>>> rec.metadata["tenant"], rec.metadata["archived"], rec.metadata["meta.ticket"]
+('alice', False, '42')
 >>> back = decode(rec.id, rec.document, rec.metadata, rec.embedding)
 >>> back == ep, back.embedding.tolist()
 (True, [0.5, 0.5, 0.5, 0.5])
@@ -37,16 +41,29 @@ from typing import Any
 
 import numpy as np
 
-from episeg.errors import StoreError
+from episeg.errors import MetadataError, StoreError
+from episeg.store.usermeta import PREFIX, from_chroma, to_chroma
 from episeg.types import Episode, Salience, Turn, Verdict
 
-__all__ = ["CODEC_VERSION", "RECALL_FIELDS", "EpisodeRecord", "decode", "encode", "recall_metadata"]
+__all__ = [
+    "CODEC_VERSION",
+    "RECALL_FIELDS",
+    "USER_FIELDS",
+    "EpisodeRecord",
+    "decode",
+    "encode",
+    "recall_metadata",
+    "user_metadata",
+]
 
 CODEC_VERSION = 1
 """Written as ``codec`` into every record; :func:`decode` refuses other versions."""
 
 RECALL_FIELDS = ("recall_count", "last_accessed", "strength", "archived")
 """The metadata keys that :meth:`ChromaEpisodeStore.update` rewrites."""
+
+USER_FIELDS = ("summary", "salience", "pinned")
+"""The metadata keys a user's edit rewrites (``revise``), besides the ``meta.`` entries."""
 
 MetaValue = str | int | float | bool | None
 
@@ -75,6 +92,24 @@ def recall_metadata(episode: Episode) -> dict[str, MetaValue]:
     }
 
 
+def user_metadata(
+    episode: Episode, stored: Mapping[str, Any] | None = None
+) -> dict[str, MetaValue]:
+    """The user-editable metadata of ``episode``: summary, salience, pin, ``meta.`` entries.
+
+    ``meta.`` keys present in ``stored`` (the record as it is) but not in
+    ``episode.metadata`` map to ``None``, which Chroma's ``update`` deletes.
+    """
+    meta: dict[str, MetaValue] = {
+        "summary": episode.summary,
+        "salience": _salience_json(episode),
+        "pinned": bool(episode.pinned),
+    }
+    meta.update(dict.fromkeys((k for k in stored or {} if k.startswith(PREFIX)), None))
+    meta.update(to_chroma(episode.metadata))
+    return meta
+
+
 def encode(episode: Episode, *, tenant: str) -> EpisodeRecord:
     """Flatten ``episode`` into a Chroma record stamped with ``tenant``.
 
@@ -93,7 +128,6 @@ def encode(episode: Episode, *, tenant: str) -> EpisodeRecord:
         "tenant": tenant,
         "user": episode.user,
         "session": episode.session,
-        "summary": episode.summary,
         "opened_at": _f(episode.opened_at),
         "closed_at": _f(episode.closed_at),
         "turns": json.dumps([t.to_dict() for t in episode.turns], ensure_ascii=False),
@@ -102,11 +136,7 @@ def encode(episode: Episode, *, tenant: str) -> EpisodeRecord:
     }
     if episode.parent_id is not None:
         meta["parent_id"] = episode.parent_id
-    if episode.salience is not None:
-        sal = episode.salience
-        meta["salience"] = json.dumps(
-            {"score": sal.score, "scorer": sal.scorer, "reason": sal.reason}, ensure_ascii=False
-        )
+    meta.update({k: v for k, v in user_metadata(episode).items() if v is not None})
     meta.update({k: v for k, v in recall_metadata(episode).items() if v is not None})
     return EpisodeRecord(id=episode.id, document=episode.text, metadata=meta, embedding=vector)
 
@@ -152,9 +182,22 @@ def decode(
             last_accessed=None if last is None else float(last),
             strength=float(metadata["strength"]),
             archived=bool(metadata["archived"]),
+            pinned=bool(metadata.get("pinned", False)),
+            metadata=from_chroma(metadata),
         )
+    except MetadataError as exc:
+        raise StoreError(f"record {id!r} has malformed user metadata: {exc}") from exc
     except (KeyError, TypeError, ValueError) as exc:
         raise StoreError(f"record {id!r} has malformed metadata: {exc!r}") from exc
+
+
+def _salience_json(episode: Episode) -> str | None:
+    sal = episode.salience
+    if sal is None:
+        return None
+    return json.dumps(
+        {"score": sal.score, "scorer": sal.scorer, "reason": sal.reason}, ensure_ascii=False
+    )
 
 
 def _f(value: float) -> str:

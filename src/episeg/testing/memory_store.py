@@ -30,7 +30,7 @@ from collections.abc import Sequence
 
 import numpy as np
 
-from episeg.errors import StoreError, StoreUnavailableError
+from episeg.errors import EpisodeNotFoundError, StoreError, StoreUnavailableError
 from episeg.store.codec import decode, encode
 from episeg.store.tenants import validate_tenant
 from episeg.types import Episode
@@ -132,6 +132,23 @@ class InMemoryEpisodeStore:
             raise StoreError(f"update: episode(s) {missing} are not in tenant {self._tenant!r}")
         for episode in episodes:
             rows[episode.id] = _with_recall_state(rows[episode.id], episode)
+
+    def revise(self, episodes: Sequence[Episode]) -> None:
+        """Rewrite summary, salience, pin and user metadata; all or none (as in Chroma)."""
+        rows = self._rows
+        missing = sorted({e.id for e in episodes} - set(rows))
+        if missing:
+            raise EpisodeNotFoundError(
+                f"tenant {self._tenant!r} has no episode(s) {missing}; nothing changed"
+            )
+        for episode in episodes:
+            rows[episode.id] = dataclasses.replace(
+                rows[episode.id],
+                summary=episode.summary,
+                salience=episode.salience,
+                pinned=episode.pinned,
+                metadata=dict(episode.metadata),
+            )
 
     def delete(self, ids: Sequence[str]) -> None:
         rows = self._rows

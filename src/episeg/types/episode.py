@@ -10,6 +10,7 @@ recalled :class:`ScoredEpisode`.
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -132,6 +133,8 @@ class Episode:
     last_accessed: float | None = None
     strength: float = 1.0
     archived: bool = False
+    pinned: bool = False
+    metadata: Mapping[str, str | int | float | bool] = field(default_factory=dict, hash=False)
     turn_embeddings: np.ndarray | None = field(default=None, repr=False, compare=False)
 
     @property

@@ -43,22 +43,33 @@ const hue = (score) => (score === null ? "0, 0%, 60%" : `${(10 - score) * 12}, 7
 
 function episodeCard(ep) {
   const score = salienceScore(ep);
-  const card = el("article", { class: "card" + (ep.archived ? " archived" : ""), "data-id": ep.id,
+  const card = el("article", { class: "card" + (ep.archived ? " archived" : "") + (ep.pinned ? " pinned" : ""),
+                               "data-id": ep.id, "data-pinned": String(Boolean(ep.pinned)),
                                style: `border-left-color: hsl(${hue(score)})` });
   const forget = el("button", { class: "forget", type: "button" }, "Forget");
   forget.addEventListener("click", () => forgetEpisode(ep));
+  const pin = el("button", { class: "pin", type: "button", "aria-pressed": String(Boolean(ep.pinned)),
+                             title: "a pinned episode is never decayed or archived" },
+                 ep.pinned ? "Unpin" : "Pin");
+  pin.addEventListener("click", () => pinEpisode(ep, !ep.pinned));
+  const byUser = ep.salience && ep.salience.by_user;
   card.append(
     el("div", { class: "meta" },
+      ep.pinned ? el("span", { class: "pinned-flag" }, "pinned") : null,
       el("span", { class: "sal", title: ep.salience ? ep.salience.reason : "no scorer" },
-         score === null ? "unscored" : `salience ${score}/10`),
+         score === null ? "unscored" : `salience ${score}/10${byUser ? " (set by you)" : ""}`),
       el("span", {}, `${when(ep.opened_at)} → ${when(ep.closed_at)}`),
       el("span", {}, `${ep.turn_count} turns`),
       el("span", { class: "recalls" }, `recalled ${ep.recall_count}×`),
       el("span", {}, `strength ${ep.strength.toFixed(1)} d`),
       ep.parent_id ? el("span", {}, "sub-episode") : null,
       ep.archived ? el("span", {}, "archived") : null,
-      forget),
+      pin, forget),
     el("p", { class: "summary" }, ep.summary));
+  const labels = Object.entries(ep.metadata || {});
+  if (labels.length) {
+    card.append(el("p", { class: "labels muted" }, labels.map(([k, v]) => `${k}=${JSON.stringify(v)}`).join("  ")));
+  }
   const reasons = ep.boundary_reasons.length ? ep.boundary_reasons : ["start of session"];
   const list = el("ul", { class: "reasons" });
   for (const reason of reasons) list.append(el("li", {}, reason));
@@ -104,6 +115,13 @@ async function forgetEpisode(ep) {
   try {
     await api("DELETE", "/v1/episodes/" + encodeURIComponent(ep.id));
     document.querySelectorAll(`[data-id="${CSS.escape(ep.id)}"]`).forEach((n) => n.remove());
+    await load();
+  } catch (err) { showError(err.message); }
+}
+
+async function pinEpisode(ep, pinned) {
+  try {
+    await api("PATCH", "/v1/episodes/" + encodeURIComponent(ep.id), { pinned });
     await load();
   } catch (err) { showError(err.message); }
 }

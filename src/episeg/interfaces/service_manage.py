@@ -1,0 +1,153 @@
+"""Service routes that manage stored episodes: get, edit, unarchive; and the admin's tenant list.
+
+``GET /v1/episodes/{episode_id}``
+    One of the key's tenant's episodes (404 when the tenant has none by that
+    id: another tenant's id is "not found" too, so ids cannot be probed).
+``PATCH /v1/episodes/{episode_id}``
+    Edit it: any of ``summary``, ``pinned``, ``salience`` (1-10, set by the
+    user: scorer ``"user"``), ``metadata`` (replaces the user metadata whole;
+    a flat ``{str: str | int | float | bool}``, see
+    :mod:`episeg.store.usermeta`). All fields or none; 422 for a malformed
+    body (nothing changed), 404 as above.
+``POST /v1/episodes/{episode_id}/unarchive``
+    Bring an archived episode back into recall.
+``GET /v1/admin/tenants``
+    Every tenant with stored episodes or open turns. Only an admin key
+    (``{"admin": true}`` in the keys file) may call it: 401 for a missing or
+    unknown key, 403 for a tenant's key.
+
+>>> EpisodeEditIn(salience=7).model_dump(exclude_none=True)
+{'salience': 7}
+"""
+
+# No `from __future__ import annotations`: FastAPI reads the annotations at runtime.
+from collections.abc import Callable
+from typing import Annotated, Any
+
+from fastapi import Depends, FastAPI, HTTPException, Path, Query, Security
+from fastapi.security import HTTPAuthorizationCredentials, HTTPBearer
+from pydantic import BaseModel, ConfigDict, Field, field_validator, model_validator
+
+from episeg.errors import EpisodeNotFoundError
+from episeg.interfaces.service_auth import KeyRing
+from episeg.interfaces.service_models import EpisodeOut, MetadataValue, checked_metadata
+from episeg.interfaces.views import episode_view
+from episeg.memory import Memory
+from episeg.store.edit import MAX_SUMMARY_LENGTH
+from episeg.types import Episode
+
+__all__ = ["EpisodeEditIn", "TenantsOut", "add_manage_routes"]
+
+_EpisodeId = Annotated[str, Path(min_length=1, max_length=256)]
+
+
+class EpisodeEditIn(BaseModel):
+    """An edit: the fields given change, all together; at least one is needed."""
+
+    model_config = ConfigDict(extra="forbid")
+    summary: Annotated[str, Field(min_length=1, max_length=MAX_SUMMARY_LENGTH)] | None = None
+    pinned: Annotated[bool, Field(strict=True)] | None = None
+    salience: Annotated[int, Field(strict=True, ge=1, le=10)] | None = Field(
+        None, description="1-10, set by the user; replaces the scored salience"
+    )
+    metadata: dict[str, MetadataValue] | None = Field(
+        None, description="replaces the episode's user metadata ({} clears it)"
+    )
+
+    _metadata = field_validator("metadata")(checked_metadata)
+
+    @model_validator(mode="after")
+    def _something(self) -> "EpisodeEditIn":
+        if all(v is None for v in (self.summary, self.pinned, self.salience, self.metadata)):
+            raise ValueError("give at least one of summary, pinned, salience, metadata")
+        return self
+
+
+class TenantsOut(BaseModel):
+    tenants: list[str]
+
+
+def add_manage_routes(
+    app: FastAPI,
+    memory: Memory,
+    tenant: Callable[..., str],
+    ring: KeyRing,
+    errors: dict[int | str, dict[str, Any]],
+) -> None:
+    """Add the get / edit / unarchive routes and the admin tenant list to ``app``.
+
+    ``tenant`` is the service's key -> tenant dependency, ``ring`` its keys
+    (for the admin check) and ``errors`` the documented error answers of a
+    keyed route.
+    """
+    Tenant = Annotated[str, Depends(tenant)]
+    missing = {**errors, 404: {**errors[401], "description": "no such episode"}}
+    admin_bearer = HTTPBearer(
+        auto_error=False,
+        scheme_name="AdminKey",
+        description='an admin API key ({"admin": true} in the keys file)',
+    )
+
+    def admin(
+        creds: Annotated[HTTPAuthorizationCredentials | None, Security(admin_bearer)],
+    ) -> None:
+        key = creds.credentials if creds is not None else ""
+        if not ring.is_admin(key):
+            if ring.tenant_for(key) is None:
+                raise HTTPException(
+                    401, "missing or unknown API key", headers={"WWW-Authenticate": "Bearer"}
+                )
+            raise HTTPException(403, "this API key is not an admin key")
+
+    def view(episode: Episode) -> EpisodeOut:
+        return EpisodeOut.model_validate(episode_view(episode))
+
+    @app.get("/v1/episodes/{episode_id}", responses=missing)
+    def get_episode(episode_id: _EpisodeId, owner: Tenant) -> EpisodeOut:
+        """One of the tenant's stored episodes, archived or not."""
+        try:
+            return view(memory.episode(owner, episode_id))
+        except EpisodeNotFoundError:
+            raise HTTPException(404, "no such episode") from None
+
+    @app.patch("/v1/episodes/{episode_id}", responses=missing)
+    def update_episode(episode_id: _EpisodeId, body: EpisodeEditIn, owner: Tenant) -> EpisodeOut:
+        """Edit one of the tenant's episodes: summary, pin, salience (1-10), user metadata.
+
+        All given fields change together or none does. A pinned episode is
+        never decayed nor archived by maintenance; a salience set here is
+        marked as the user's (scorer "user") and no scorer overwrites it.
+        """
+        try:
+            edited = memory.update_episode(
+                owner,
+                episode_id,
+                summary=body.summary,
+                pinned=body.pinned,
+                salience=body.salience,
+                metadata=body.metadata,
+            )
+        except EpisodeNotFoundError:
+            raise HTTPException(404, "no such episode") from None
+        return view(edited)
+
+    @app.post("/v1/episodes/{episode_id}/unarchive", responses=missing)
+    def unarchive(episode_id: _EpisodeId, owner: Tenant) -> EpisodeOut:
+        """Bring an archived episode back into recall (it counts as accessed now)."""
+        try:
+            return view(memory.unarchive(owner, episode_id))
+        except EpisodeNotFoundError:
+            raise HTTPException(404, "no such episode") from None
+
+    admin_errors: dict[int | str, dict[str, Any]] = {
+        **{code: errors[code] for code in (401, 503) if code in errors},
+        403: {**errors[401], "description": "the API key is not an admin key"},
+    }
+
+    @app.get("/v1/admin/tenants", responses=admin_errors, dependencies=[Depends(admin)])
+    def tenants(
+        limit: Annotated[int, Query(ge=1, le=100_000)] = 1000,
+        offset: Annotated[int, Query(ge=0, le=10**9)] = 0,
+    ) -> TenantsOut:
+        """Tenants with stored episodes or open turns, sorted, one page (admin keys only)."""
+        return TenantsOut(tenants=memory.tenants()[offset : offset + limit])

@@ -1,0 +1,53 @@
+"""Chroma plumbing shared by the store modules: error translation and collection settings.
+
+:func:`translate` maps chromadb / httpx failures to episeg's typed errors
+(:class:`~episeg.errors.StoreUnavailableError` when the store cannot be
+reached, :class:`~episeg.errors.StoreError` when it refuses).
+
+>>> with translate("a test"):
+...     raise ConnectionError("refused")
+Traceback (most recent call last):
+...
+episeg.errors.StoreUnavailableError: Chroma store unreachable during a test: refused
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from contextlib import contextmanager
+from typing import Any
+
+import httpx
+from chromadb.errors import ChromaError
+
+from episeg.errors import StoreError, StoreUnavailableError
+
+__all__ = ["CHROMA_MAX_INT", "COLLECTION_CONFIG", "READ_INCLUDE", "translate"]
+
+# limit/offset/n_results cross into Chroma's Rust core as 32-bit integers (OverflowError above)
+CHROMA_MAX_INT = 2**31 - 1
+# The document (the transcript, for people browsing the collection) is derivable
+# from the turns in the metadata, so reads skip it: ~20% faster queries.
+READ_INCLUDE: Any = ["metadatas", "embeddings"]
+# sync_threshold=1: the vector index persists after every write, so Chroma purges its
+# write-ahead log (table embeddings_queue, which holds each record's document and
+# metadata) at once; with the default 1,000 a forgotten text stays in that log until
+# 1,000 more writes (issue 12, forget). Costs ~40% per small write (measured 2026-12-03).
+COLLECTION_CONFIG: Any = {"hnsw": {"space": "cosine", "sync_threshold": 1}}
+
+
+@contextmanager
+def translate(what: str) -> Iterator[None]:
+    """Map chromadb/httpx failures to :class:`StoreUnavailableError` / :class:`StoreError`."""
+    try:
+        yield
+    except (httpx.TransportError, ConnectionError, TimeoutError) as exc:
+        raise StoreUnavailableError(f"Chroma store unreachable during {what}: {exc}") from exc
+    except ChromaError as exc:
+        raise StoreError(f"Chroma rejected {what}: {exc}") from exc
+    except httpx.HTTPStatusError as exc:
+        raise StoreError(f"Chroma server refused {what}: {exc}") from exc
+    except ValueError as exc:
+        if "could not connect" in str(exc).lower():
+            raise StoreUnavailableError(f"Chroma store unreachable during {what}: {exc}") from exc
+        raise StoreError(f"Chroma rejected {what}: {exc}") from exc

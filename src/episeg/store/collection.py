@@ -1,0 +1,296 @@
+"""One tenant's episodes in one Chroma collection: :class:`ChromaEpisodeStore`.
+
+Made by :meth:`episeg.store.ChromaBackend.store_for`. Every record read is
+checked against the tenant stamped into its metadata: a mismatch is logged
+as an error and the record is dropped. Writes of recall state (``update``)
+and of what a user edits (``revise``: summary, salience, pin, user metadata)
+touch disjoint metadata keys, so neither undoes the other.
+
+>>> import tempfile
+>>> import numpy as np
+>>> from episeg.store import ChromaBackend
+>>> from episeg.types import Episode, Turn
+>>> store = ChromaBackend.persistent(tempfile.mkdtemp()).store_for("alice")
+>>> ep = Episode(id="e1", user="alice", session="s", summary="deploy",
+...              turns=(Turn(actor="user", text="deploy v2", ts=0.0),),
+...              opened_at=0.0, closed_at=1.0, embedding=np.array([1.0, 0.0], np.float32))
+>>> store.add([ep])
+>>> import dataclasses
+>>> store.revise([dataclasses.replace(ep, summary="v2 to prod", pinned=True)])
+>>> got = store.get(["e1"])[0]
+>>> got.summary, got.pinned
+('v2 to prod', True)
+"""
+
+from __future__ import annotations
+
+import builtins
+import logging
+from collections.abc import Mapping, Sequence
+from typing import Any
+
+import numpy as np
+
+from episeg.errors import EpisodeNotFoundError, StoreError, TenantError
+from episeg.store.chroma_io import CHROMA_MAX_INT, COLLECTION_CONFIG, READ_INCLUDE, translate
+from episeg.store.codec import RECALL_FIELDS, decode, encode, recall_metadata, user_metadata
+from episeg.store.tenants import collection_name, validate_tenant
+from episeg.store.turns import TurnMatch, TurnRows, turn_collection_name
+from episeg.types import Episode
+
+__all__ = ["ChromaEpisodeStore"]
+
+log = logging.getLogger(__name__)
+_WRITE_BATCH = 5000  # Chroma's max batch is ~5,461 (F14)
+
+
+class ChromaEpisodeStore:
+    """One tenant's episodes in one Chroma collection (implements ``EpisodeStore``).
+
+    Parameters
+    ----------
+    tenant
+        The tenant id (see :func:`episeg.store.tenants.validate_tenant`).
+    client
+        A ``chromadb`` client; prefer :meth:`ChromaBackend.store_for`.
+
+    Raises
+    ------
+    TenantError
+        For an invalid tenant id, or when the collection belongs to another
+        tenant (a hash collision or tampering).
+    """
+
+    def __init__(self, tenant: str, *, client: Any) -> None:
+        self._tenant = validate_tenant(tenant)
+        with translate(f"opening the collection of tenant {tenant!r}"):
+            self._col = client.get_or_create_collection(
+                collection_name(tenant),
+                embedding_function=None,
+                configuration=COLLECTION_CONFIG,
+                metadata={"episeg_tenant": tenant},
+            )
+        owner = (self._col.metadata or {}).get("episeg_tenant")
+        if owner != tenant:
+            raise TenantError(f"collection {self._col.name} belongs to {owner!r}, not {tenant!r}")
+        with translate(f"opening the turn collection of tenant {tenant!r}"):
+            turn_col = client.get_or_create_collection(
+                turn_collection_name(tenant),
+                embedding_function=None,
+                configuration=COLLECTION_CONFIG,
+                metadata={"episeg_tenant": tenant},
+            )
+        self._turns = TurnRows(tenant, turn_col)
+
+    @property
+    def tenant(self) -> str:
+        return self._tenant
+
+    def add(self, episodes: Sequence[Episode]) -> None:
+        """Upsert ``episodes`` by id: re-adding an id replaces it, never duplicates.
+
+        Within one call a repeated id keeps its last occurrence. Re-adding a
+        stored id keeps its stored recall state (count, last access,
+        strength, archived), so replaying ingestion never undoes
+        reinforcement; change that state with :meth:`update`.
+        """
+        latest = {ep.id: encode(ep, tenant=self._tenant) for ep in episodes}
+        records = list(latest.values())
+        for start in range(0, len(records), _WRITE_BATCH):
+            chunk = records[start : start + _WRITE_BATCH]
+            with translate("add"):
+                stored = self._col.get(ids=[r.id for r in chunk], include=["metadatas"])
+            kept = {
+                i: m
+                for i, m in zip(stored["ids"], stored["metadatas"], strict=True)
+                if self._owns(i, m)
+            }
+            for r in chunk:
+                if r.id in kept:
+                    r.metadata.pop("last_accessed", None)
+                    r.metadata.update({f: kept[r.id][f] for f in RECALL_FIELDS if f in kept[r.id]})
+            with translate("add"):
+                self._col.upsert(
+                    ids=[r.id for r in chunk],
+                    documents=[r.document for r in chunk],
+                    metadatas=[r.metadata for r in chunk],
+                    embeddings=np.stack([r.embedding for r in chunk]),
+                )
+        with translate("add (turn vectors)"):
+            self._turns.upsert(list({ep.id: ep for ep in episodes}.values()))
+
+    def get(self, ids: Sequence[str]) -> builtins.list[Episode]:
+        """This tenant's episodes with these ids, in the order asked; unknown ids are skipped."""
+        if not ids:
+            return []
+        with translate("get"):
+            res = self._col.get(ids=list(dict.fromkeys(ids)), include=READ_INCLUDE)
+        found = {ep.id: ep for ep in self._decode_rows(res)}
+        return [found[i] for i in dict.fromkeys(ids) if i in found]
+
+    def query(
+        self, embedding: np.ndarray, k: int, *, include_archived: bool = False
+    ) -> builtins.list[tuple[Episode, float]]:
+        """The ``k`` nearest episodes with their cosine similarity, best first.
+
+        Archived episodes are excluded unless ``include_archived``. They are
+        dropped after an unfiltered nearest-neighbour search (a Chroma
+        ``where`` filter costs ~45x at 10^5 rows); when that leaves fewer
+        than ``k``, the search is repeated with twice as many neighbours.
+        """
+        if k < 1:
+            raise ValueError(f"k must be >= 1, got {k}")
+        vector = np.asarray(embedding, dtype=np.float32).reshape(1, -1)
+        n = min(k if include_archived else k + 8, CHROMA_MAX_INT)
+        while True:
+            with translate("query"):
+                res = self._col.query(
+                    query_embeddings=vector, n_results=n, include=[*READ_INCLUDE, "distances"]
+                )
+            ids = res["ids"][0]
+            rows = {
+                "ids": ids,
+                "metadatas": res["metadatas"][0],
+                "embeddings": res["embeddings"][0],
+            }
+            sims = {i: 1.0 - float(d) for i, d in zip(ids, res["distances"][0], strict=True)}
+            hits = [
+                (ep, sims[ep.id])
+                for ep in self._decode_rows(rows)
+                if include_archived or not ep.archived
+            ]
+            if len(hits) >= k or len(ids) < n or n == CHROMA_MAX_INT:
+                return hits[:k]
+            n = min(n * 2, CHROMA_MAX_INT)
+
+    def list_episodes(
+        self, *, limit: int = 100, offset: int = 0, include_archived: bool = False
+    ) -> builtins.list[Episode]:
+        """A page of this tenant's episodes in storage order.
+
+        ``limit`` and ``offset`` beyond Chroma's 32-bit range mean "all" and
+        "past the end" (no collection is that large), not an overflow.
+        """
+        if limit < 1 or offset < 0:
+            raise ValueError(f"need limit >= 1 and offset >= 0, got {limit}, {offset}")
+        if offset > CHROMA_MAX_INT:
+            return []
+        limit = min(limit, CHROMA_MAX_INT)
+        where = None if include_archived else {"archived": False}
+        with translate("list"):
+            res = self._col.get(where=where, limit=limit, offset=offset, include=READ_INCLUDE)
+        return self._decode_rows(res)
+
+    def count(self) -> int:
+        """Number of stored episodes, archived ones included."""
+        with translate("count"):
+            return int(self._col.count())
+
+    def update(self, episodes: Sequence[Episode]) -> None:
+        """Rewrite the recall metadata (count, last access, strength, archived).
+
+        Raises
+        ------
+        StoreError
+            If any id is not one of this tenant's episodes (nothing is written).
+        """
+        if not episodes:
+            return
+        self._require_owned([ep.id for ep in episodes], "update")
+        latest = {ep.id: recall_metadata(ep) for ep in episodes}
+        ids = list(latest)
+        for start in range(0, len(ids), _WRITE_BATCH):  # Chroma's max batch is ~5,461 (F14)
+            chunk = ids[start : start + _WRITE_BATCH]
+            with translate("update"):
+                self._col.update(ids=chunk, metadatas=[latest[i] for i in chunk])
+
+    def revise(self, episodes: Sequence[Episode]) -> None:
+        """Rewrite what a user may edit: summary, salience, pin and user metadata.
+
+        One record update per episode, so each episode takes all of its
+        fields or none; ``meta.`` keys no longer in ``episode.metadata`` are
+        removed. Recall state and turns are not touched.
+
+        Raises
+        ------
+        EpisodeNotFoundError
+            If any id is not one of this tenant's episodes (nothing is written).
+        """
+        if not episodes:
+            return
+        latest = {ep.id: ep for ep in episodes}
+        with translate("revise"):
+            res = self._col.get(ids=list(latest), include=["metadatas"])
+        stored = {
+            i: m for i, m in zip(res["ids"], res["metadatas"], strict=True) if self._owns(i, m)
+        }
+        missing = sorted(set(latest) - set(stored))
+        if missing:
+            raise EpisodeNotFoundError(
+                f"tenant {self._tenant!r} has no episode(s) {missing[:5]}; nothing changed"
+            )
+        ids = list(latest)
+        metas = [user_metadata(latest[i], stored[i]) for i in ids]
+        for start in range(0, len(ids), _WRITE_BATCH):
+            with translate("revise"):
+                self._col.update(
+                    ids=ids[start : start + _WRITE_BATCH],
+                    metadatas=metas[start : start + _WRITE_BATCH],
+                )
+
+    def delete(self, ids: Sequence[str]) -> None:
+        """Delete these episodes of this tenant; unknown ids are ignored."""
+        if not ids:
+            return
+        with translate("delete"):
+            res = self._col.get(ids=list(dict.fromkeys(ids)), include=["metadatas"])
+        owned = [i for i, m in zip(res["ids"], res["metadatas"], strict=True) if self._owns(i, m)]
+        if owned:
+            with translate("delete"):
+                self._col.delete(ids=owned)
+                self._turns.delete_episodes(owned)
+
+    def query_turns(
+        self, embedding: np.ndarray, k: int, *, where: Mapping[str, Any] | None = None
+    ) -> builtins.list[TurnMatch]:
+        """The ``k`` turns nearest to ``embedding`` (see :mod:`episeg.store.turns`).
+
+        Turns of archived episodes are included: the caller checks the episode.
+        """
+        with translate("query (turns)"):
+            return self._turns.query(embedding, k, where=where)
+
+    def turn_vectors(self, episode_ids: Sequence[str]) -> dict[str, np.ndarray]:
+        """The stored turn vectors of these episodes, rows by position (for export)."""
+        with translate("get (turn vectors)"):
+            return self._turns.vectors(episode_ids)
+
+    def _require_owned(self, ids: Sequence[str], what: str) -> None:
+        with translate(what):
+            res = self._col.get(ids=list(dict.fromkeys(ids)), include=["metadatas"])
+        owned = {i for i, m in zip(res["ids"], res["metadatas"], strict=True) if self._owns(i, m)}
+        missing = sorted(set(ids) - owned)
+        if missing:
+            raise StoreError(
+                f"cannot {what} unknown episode id(s) {missing[:5]} for tenant {self._tenant!r}"
+            )
+
+    def _owns(self, id: str, metadata: Mapping[str, Any] | None) -> bool:
+        owner = (metadata or {}).get("tenant")
+        if owner != self._tenant:
+            log.error(
+                "record %r in the collection of tenant %r is stamped %r; dropped",
+                id,
+                self._tenant,
+                owner,
+            )
+            return False
+        return True
+
+    def _decode_rows(self, res: Mapping[str, Any]) -> builtins.list[Episode]:
+        embeddings = res.get("embeddings")
+        out: builtins.list[Episode] = []
+        for n, (id, meta) in enumerate(zip(res["ids"], res["metadatas"], strict=True)):
+            if self._owns(id, meta):
+                out.append(decode(id, None, meta, None if embeddings is None else embeddings[n]))
+        return out
