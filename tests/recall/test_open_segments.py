@@ -52,6 +52,13 @@ class TestThroughMemory:
         again = memory.recall("alice", "ferns")
         assert [(h.open, h.episode_id) for h in again] == [(False, stored.id)]
 
+    def test_a_new_open_turn_is_seen_at_once(self, memory: Memory) -> None:
+        memory.observe(_turn("water the ferns on friday", 10.0))
+        assert memory.recall("alice", "orchid bark") == []  # the corpus is now cached
+        memory.observe(_turn("and repot the orchid in bark", 11.0))
+        texts = [t.text for h in memory.recall("alice", "orchid bark") for t in h.turns]
+        assert "and repot the orchid in bark" in texts
+
     def test_tenant_bound(self, memory: Memory) -> None:
         memory.observe(_turn("water the ferns on friday", 10.0))
         assert memory.recall("bob", "water the ferns on friday") == []

@@ -122,6 +122,20 @@ class JournalReads:
             ).fetchall()
             return [(str(s), Turn.from_dict(json.loads(raw)), unpack(v)) for s, raw, v in rows]
 
+    def open_version(self, user: str) -> tuple[int, int]:
+        """(last row number, count) of ``user``'s open turns: changes whenever they change.
+
+        Rows are append-only with numbers never reused, and a turn leaves the
+        open set only by being closed or deleted, which lowers the count.
+        """
+        with self._reading("reading the open turns' version"):
+            row = self._db.execute(
+                "SELECT coalesce(max(n), 0), count(*) FROM turns"
+                " WHERE user = ? AND episode IS NULL",
+                (user,),
+            ).fetchone()
+            return int(row[0]), int(row[1])
+
     def idle_sessions(self, *, before: float, user: str | None = None) -> list[tuple[str, str]]:
         """(user, session) with open turns whose last turn arrived before ``before``, sorted."""
         with self._reading("listing idle sessions"):

@@ -34,7 +34,7 @@ from episeg.durability.ids import global_id
 from episeg.durability.journal import Journal
 from episeg.recall.hierarchical import HierarchicalRecaller
 from episeg.recall.hits import Expand, RecallHit
-from episeg.recall.open_segments import OpenSegment, merge_open, score_open
+from episeg.recall.open_segments import OpenCorpus, OpenSegment, merge_open, score_open
 from episeg.segmentation.episode import episode_id
 from episeg.segmentation.signals.marker import scan_markers
 from episeg.store.tenants import validate_tenant
@@ -101,13 +101,13 @@ class OpenRecall:
         They are ranked with the same scoring and share ``k`` and
         ``max_words`` with the stored episodes (:mod:`episeg.recall.open_segments`).
         """
-        segments = open_segments(self.journal, validate_tenant(user))
-        if not segments:
+        corpus = self._open_corpus(validate_tenant(user))
+        if not corpus.segments:
             return hits
         vector = np.asarray(self.embedder.embed([query])[0], dtype=np.float32)
         opened = score_open(
             self._recaller(user),
-            segments,
+            corpus,
             vector,
             query,
             hits,
@@ -120,3 +120,15 @@ class OpenRecall:
         if min_score is not None:
             opened = [o for o in opened if o.score >= min_score]
         return merge_open(hits, opened, k, max_words, expand=expand, context=context)
+
+    def _open_corpus(self, tenant: str) -> OpenCorpus:
+        """``tenant``'s open segments and indexes, rebuilt only when its open turns changed."""
+        cache: dict[str, tuple[tuple[int, int], OpenCorpus]]
+        cache = self.__dict__.setdefault("_open_corpora", {})
+        version = self.journal.open_version(tenant)
+        found = cache.get(tenant)
+        if found is not None and found[0] == version:
+            return found[1]
+        corpus = OpenCorpus(open_segments(self.journal, tenant))
+        cache[tenant] = (version, corpus)
+        return corpus

@@ -18,12 +18,8 @@ its id is the id the episode will be stored under when it closes. Filters: an
 open segment is kept by ``session`` and ``since``/``until`` like an episode;
 it has no user metadata, so a ``metadata`` filter excludes it.
 
->>> from episeg.types import Turn
->>> seg = OpenSegment(id="e9", user="u", session="s",
-...                   turns=(Turn(actor="user", text="book the flight to Oslo", ts=5.0),),
-...                   vectors=np.ones((1, 2), np.float32))
->>> seg.opened_at, seg.closed_at, seg.allowed(session="s", since=6.0, until=None)
-(5.0, 5.0, False)
+The data (:class:`OpenSegment`, :class:`OpenCorpus`, :class:`OpenHit`) is in
+:mod:`episeg.recall.open_corpus`.
 """
 
 from __future__ import annotations
@@ -32,66 +28,22 @@ import math
 import statistics
 from collections import defaultdict
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass, field
 
 import numpy as np
 
 from episeg.recall.candidates import dense_turns
 from episeg.recall.hierarchical import HierarchicalRecaller
 from episeg.recall.hits import Expand, RecallHit
-from episeg.recall.lexical import LexicalIndex
+from episeg.recall.open_corpus import Key, OpenCorpus, OpenHit, OpenSegment
 from episeg.recall.window import RecallWindow
-from episeg.types import Episode, Turn
+from episeg.types import Episode
 
-__all__ = ["OpenHit", "OpenSegment", "merge_open", "score_open"]
-
-_Key = tuple[int, int]  # (segment index, position)
-
-
-@dataclass(frozen=True, slots=True)
-class OpenSegment:
-    """One session's open turns (as stored: markers stripped) and their embeddings."""
-
-    id: str
-    user: str
-    session: str
-    turns: tuple[Turn, ...]
-    vectors: np.ndarray
-
-    @property
-    def opened_at(self) -> float:
-        return self.turns[0].ts
-
-    @property
-    def closed_at(self) -> float:
-        return self.turns[-1].ts
-
-    def allowed(self, *, session: str | None, since: float | None, until: float | None) -> bool:
-        """Whether a recall's session / time filter keeps this segment."""
-        return (
-            (session is None or self.session == session)
-            and (since is None or self.closed_at >= since)
-            and (until is None or self.opened_at <= until)
-        )
-
-
-@dataclass
-class OpenHit:
-    """An open segment's score and its matched positions, best first."""
-
-    segment: OpenSegment
-    score: float
-    relevance: float
-    recency: float
-    importance: float
-    ranked: list[int] = field(default_factory=list)
-    cosine: dict[int, float] = field(default_factory=dict)
-    lexical: bool = False
+__all__ = ["OpenCorpus", "OpenHit", "OpenSegment", "merge_open", "score_open"]
 
 
 def score_open(
     recaller: HierarchicalRecaller,
-    segments: Sequence[OpenSegment],
+    segments: Sequence[OpenSegment] | OpenCorpus,
     vector: np.ndarray,
     text: str,
     stored: Sequence[RecallHit],
@@ -103,52 +55,57 @@ def score_open(
     metadata: Mapping[str, object] | None = None,
 ) -> list[OpenHit]:
     """The open segments matching the query, scored as the stored turns are."""
-    keep = [s for s in segments if s.turns and s.allowed(session=session, since=since, until=until)]
+    corpus = segments if isinstance(segments, OpenCorpus) else OpenCorpus(segments)
+    keep = {
+        n
+        for n, s in enumerate(corpus.segments)
+        if s.allowed(session=session, since=since, until=until)
+    }
     if metadata or not keep:
         return []
     p, index = recaller.params, recaller.store.index
     window = RecallWindow(index.cards, session, since, until)
-    fused: defaultdict[_Key, float] = defaultdict(float)
-    cosine: dict[_Key, float] = {}
+    fused: defaultdict[Key, float] = defaultdict(float)
+    cosine: dict[Key, float] = {}
     # 1. dense: merged with the stored list by cosine
     q = vector / (np.linalg.norm(vector) or 1.0)
-    theirs: list[tuple[float, _Key | None]] = [
+    theirs: list[tuple[float, Key | None]] = [
         (cos, None)
         for eid, _, cos in dense_turns(recaller.store, vector, p.turn_candidates, window)
         if cos >= p.min_similarity and window.allows(eid)
     ]
-    for n, seg in enumerate(keep):
-        norms = np.linalg.norm(seg.vectors, axis=1)
-        for pos, cos in enumerate((seg.vectors @ q) / np.where(norms == 0, 1.0, norms)):
-            if cos >= p.min_similarity:
-                theirs.append((float(cos), (n, pos)))
+    cosines = corpus.units @ q if len(corpus.keys) else np.zeros(0, np.float32)
+    for row in np.flatnonzero(cosines >= p.min_similarity):
+        key = corpus.keys[int(row)]
+        if key[0] in keep:
+            theirs.append((float(cosines[row]), key))
     _add_ranks(fused, theirs, p.rrf_k, p.turn_candidates, cosine)
     lexical: set[int] = set()
     if text:
         widen = 4 if window.active else 1
         # 2. lexical turns: BM25 scores of both indexes merged as they are
-        turn_index: LexicalIndex[_Key] = LexicalIndex()
-        turn_index.add(
-            [(n, pos) for n, s in enumerate(keep) for pos in range(len(s.turns))],
-            [t.text for s in keep for t in s.turns],
-        )
         stored_turns = [
             (score, None)
             for key, score in index.turns.top(text, p.turn_candidates * widen)
             if window.allows(key[0])
         ][: p.turn_candidates]
-        found = [(score, key) for key, score in turn_index.top(text, p.turn_candidates)]
+        found = [
+            (score, key)
+            for key, score in corpus.turn_index().top(text, p.turn_candidates * widen)
+            if key[0] in keep
+        ][: p.turn_candidates]
         lexical |= {key[0] for _, key in found}
         _add_ranks(fused, [*stored_turns, *found], p.rrf_k, p.turn_candidates)
         # 3. lexical episodes: each contributes its turns in a row
         if p.episode_candidates:
-            _add_episode_ranks(fused, recaller, keep, text, window, widen)
+            _add_episode_ranks(fused, recaller, corpus, keep, text, window, widen)
     hits = []
     weights = p.weights
     known = [h.importance for h in stored]
     imputed = statistics.median(known) if known else 0.0
     scale = (p.rrf_k + 1) / (3 if text else 1)
-    for n, seg in enumerate(keep):
+    for n in sorted(keep):
+        seg = corpus.segments[n]
         mine = {pos: value for (m, pos), value in fused.items() if m == n}
         if not mine:
             continue
@@ -208,11 +165,11 @@ def merge_open(
 
 
 def _add_ranks(
-    fused: defaultdict[_Key, float],
-    entries: list[tuple[float, _Key | None]],
+    fused: defaultdict[Key, float],
+    entries: list[tuple[float, Key | None]],
     rrf_k: int,
     limit: int,
-    cosine: dict[_Key, float] | None = None,
+    cosine: dict[Key, float] | None = None,
 ) -> None:
     """RRF contributions of the open keys among ``entries`` (stored ones first on a tie)."""
     entries.sort(key=lambda e: (-e[0], e[1] is not None))
@@ -224,24 +181,25 @@ def _add_ranks(
 
 
 def _add_episode_ranks(
-    fused: defaultdict[_Key, float],
+    fused: defaultdict[Key, float],
     recaller: HierarchicalRecaller,
-    keep: Sequence[OpenSegment],
+    corpus: OpenCorpus,
+    keep: set[int],
     text: str,
     window: RecallWindow,
     widen: int,
 ) -> None:
     p, index = recaller.params, recaller.store.index
-    seg_index: LexicalIndex[int] = LexicalIndex()
-    seg_index.add(list(range(len(keep))), ["\n".join(t.text for t in s.turns) for s in keep])
     stored = [
         (score, index.cards[eid].n_turns, None)
         for eid, score in index.episodes.top(text, p.episode_candidates * widen)
         if window.allows(eid)
     ][: p.episode_candidates]
     found = [
-        (score, len(keep[n].turns), n) for n, score in seg_index.top(text, p.episode_candidates)
-    ]
+        (score, len(corpus.segments[n].turns), n)
+        for n, score in corpus.episode_index().top(text, p.episode_candidates * widen)
+        if n in keep
+    ][: p.episode_candidates]
     merged = sorted([*stored, *found], key=lambda e: (-e[0], e[2] is not None))
     rank = 0
     for _, n_turns, n in merged[: p.episode_candidates]:
