@@ -222,3 +222,46 @@ class TestIsolationAndFreshness:
         store.add([dataclasses.replace(bare, turn_embeddings=None)])
         matches = store.query_turns(EMB.embed(["walrus sings"])[0], 3)
         assert matches and matches[0].episode_id == "dave-x"
+
+
+class TestTimeRangeEdges:
+    """since/until keep exactly the episodes overlapping the range, ends included."""
+
+    @pytest.fixture
+    def recaller(self, backend: ChromaBackend) -> HierarchicalRecaller:
+        # a three-day episode whose zebra turn is its first, and a one-day-later short one
+        t0 = 1.7e9
+        long = episode("alice", "long", "s1", 0, ["zebra stripes", "lunch", "dinner"])
+        long = dataclasses.replace(
+            long,
+            turns=tuple(
+                dataclasses.replace(t, ts=t0 + i * 1.5 * DAY) for i, t in enumerate(long.turns)
+            ),
+            opened_at=t0,
+            closed_at=t0 + 3 * DAY,
+        )
+        short = episode("alice", "short", "s1", 5, ["zebra crossing", "green light"])
+        store = IndexedStore(backend.store_for("alice"), check_interval=0.0)
+        store.add([long, short])
+        return HierarchicalRecaller(store, EMB, clock=lambda: t0 + 30 * DAY)
+
+    def ids(
+        self, recaller: HierarchicalRecaller, since: float | None = None, until: float | None = None
+    ) -> set[str]:
+        vector = EMB.embed(["zebra stripes"])[0]  # a vector alone: the dense list only
+        return {h.episode_id for h in recaller.recall(vector, k=5, since=since, until=until)}
+
+    def test_a_long_episode_is_found_by_a_turn_far_outside_the_range(
+        self, recaller: HierarchicalRecaller
+    ) -> None:
+        # its matching turn is 2.9 days before `since` (the former one-day pad dropped it)
+        assert "alice-long" in self.ids(recaller, since=1.7e9 + 2.9 * DAY)
+
+    def test_ends_are_exact(self, recaller: HierarchicalRecaller) -> None:
+        t0 = 1.7e9
+        closed, opened = t0 + 3 * DAY, t0 + 5 * DAY  # long closes, short opens
+        assert "alice-long" in self.ids(recaller, since=closed)
+        assert "alice-long" not in self.ids(recaller, since=closed + 1.0)
+        assert "alice-short" in self.ids(recaller, until=opened)
+        assert "alice-short" not in self.ids(recaller, until=opened - 1.0)
+        assert self.ids(recaller, since=closed + 1.0, until=opened - 1.0) == set()

@@ -132,7 +132,7 @@ class HierarchicalRecaller:
         else:
             vector = np.asarray(query, dtype=np.float32).reshape(-1)
         index = self._store.index
-        window = RecallWindow(index.cards, session, since, until, metadata)
+        window = RecallWindow(index.cards, session, since, until, metadata, span=index.max_span)
         cands, lexical_eps = gather(self._store, self.params, vector, text, index, window)
         if not cands:
             return []

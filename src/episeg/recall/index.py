@@ -40,7 +40,7 @@ from typing import Any
 
 import numpy as np
 
-from episeg.recall.lexical import LexicalIndex
+from episeg.recall.lexical import LexicalIndex, tokenize
 from episeg.store.usermeta import MetaScalar
 from episeg.types import Episode
 from episeg.typing import EpisodeStore
@@ -100,6 +100,8 @@ class TenantIndex:
         self.episodes: LexicalIndex[str] = LexicalIndex()
         self._sessions: dict[str, builtins.list[str]] = {}
         self._sessions_dirty = False
+        # longest episode: a turn of one overlapping [a, b] lies in [a - span, b + span]
+        self.max_span = 0.0
 
     def __len__(self) -> int:
         return len(self.cards)
@@ -107,17 +109,31 @@ class TenantIndex:
     def add(self, episodes: Sequence[Episode]) -> None:
         """Index ``episodes`` (an id already indexed is replaced)."""
         latest = {ep.id: ep for ep in episodes}
-        self.remove([i for i in latest if i in self.cards])
-        keys: builtins.list[tuple[str, int]] = []
-        texts: builtins.list[str] = []
+        texts = [t.text for ep in latest.values() for t in ep.turns]
+        tokens = iter(tokenize(texts))  # once: an episode's tokens are its turns' in order
         for ep in latest.values():
-            self.cards[ep.id] = EpisodeCard.of(ep)
-            for pos, turn in enumerate(ep.turns):
-                keys.append((ep.id, pos))
-                texts.append(turn.text)
-        self.turns.add(keys, texts)
-        self.episodes.add(
-            list(latest), ["\n".join(t.text for t in ep.turns) for ep in latest.values()]
+            ts = [t.ts for t in ep.turns]
+            lo, hi = min([ep.opened_at, *ts]), max([ep.closed_at, *ts])
+            self.max_span = max(self.max_span, hi - lo)
+        self.add_cards(
+            [EpisodeCard.of(ep) for ep in latest.values()],
+            [[next(tokens) for _ in ep.turns] for ep in latest.values()],
+        )
+
+    def add_cards(
+        self, cards: Sequence[EpisodeCard], tokens: Sequence[Sequence[builtins.list[str]]]
+    ) -> None:
+        """Index episodes given as cards and their turns' tokens (:func:`tokenize`)."""
+        self.remove([c.id for c in cards if c.id in self.cards])
+        keys: builtins.list[tuple[str, int]] = []
+        flat: builtins.list[builtins.list[str]] = []
+        for card, turn_tokens in zip(cards, tokens, strict=True):
+            self.cards[card.id] = card
+            keys.extend((card.id, pos) for pos in range(len(turn_tokens)))
+            flat.extend(turn_tokens)
+        self.turns.add_tokens(keys, flat)
+        self.episodes.add_tokens(
+            [c.id for c in cards], [[w for turn in ts for w in turn] for ts in tokens]
         )
         self._sessions_dirty = True
 
@@ -160,9 +176,9 @@ class TenantIndex:
         return order[max(0, at - n) : at], order[at + 1 : at + 1 + n]
 
     @classmethod
-    def build(cls, store: EpisodeStore) -> TenantIndex:
-        """Read every episode of ``store`` (archived included) into a new index."""
-        index = cls()
+    def build(cls, store: EpisodeStore, into: TenantIndex | None = None) -> TenantIndex:
+        """Read every episode of ``store`` (archived included) into a new index (or ``into``)."""
+        index = cls() if into is None else into
         offset = 0
         while True:
             page = store.list_episodes(limit=_PAGE, offset=offset, include_archived=True)
@@ -215,9 +231,13 @@ class IndexedStore:
             count = self._store.count()
             self._checked_at = now
             if self._index is None or count != self._known_count:
-                self._index = TenantIndex.build(self._store)
+                self._index = self._fresh_index(count)
                 self._known_count = count
             return self._index
+
+    def _fresh_index(self, count: int) -> TenantIndex:
+        """A new index of everything in the store (which holds ``count`` episodes)."""
+        return TenantIndex.build(self._store)
 
     def add(self, episodes: Sequence[Episode]) -> None:
         filled = [self._with_turn_vectors(ep) for ep in episodes]

@@ -22,8 +22,8 @@ from __future__ import annotations
 
 import math
 import threading
-from pathlib import Path
 from collections.abc import Callable, Collection, Mapping, Sequence
+from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from episeg.config import EpisegConfig

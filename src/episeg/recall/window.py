@@ -38,14 +38,18 @@ class RecallWindow:
         since: float | None,
         until: float | None,
         metadata: Mapping[str, MetaScalar] | None = None,
+        *,
+        span: float = 0.0,
     ) -> None:
         self.cards, self.session, self.since, self.until = cards, session, since, until
+        self.span = span  # the tenant's longest episode (TenantIndex.max_span)
         self.metadata = metadata or {}
         self.active = (
             session is not None or since is not None or until is not None or bool(self.metadata)
         )
 
     def allows(self, episode_id: str) -> bool:
+        """Exactly: not archived, in the session, overlapping [since, until] (ends included)."""
         card = self.cards.get(episode_id)
         if card is None or card.archived:
             return False
@@ -61,11 +65,14 @@ class RecallWindow:
         clauses: list[dict[str, Any]] = []
         if self.session is not None:
             clauses.append({"session": self.session})
-        # a turn of an episode that overlaps the range may itself lie outside: pad by a day
+        # A turn of an episode overlapping the range may lie outside it, but never by more
+        # than the longest episode: pad by that (+1 s for a rounded stored time); allows()
+        # then keeps exactly the overlapping episodes.
+        pad = self.span + 1.0
         if self.since is not None:
-            clauses.append({"ts": {"$gte": self.since - 86400.0}})
+            clauses.append({"ts": {"$gte": self.since - pad}})
         if self.until is not None:
-            clauses.append({"ts": {"$lte": self.until + 86400.0}})
+            clauses.append({"ts": {"$lte": self.until + pad}})
         if not clauses:
             return None
         return clauses[0] if len(clauses) == 1 else {"$and": clauses}

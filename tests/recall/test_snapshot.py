@@ -1,0 +1,126 @@
+"""The recall index on disk: load instead of rebuild, writes go through, erasure leaves no bytes."""
+
+from __future__ import annotations
+
+import dataclasses
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+from episeg.recall.index import TenantIndex
+from episeg.recall.snapshot import IndexSnapshot, PersistentIndexedStore
+from episeg.store import ChromaBackend
+from episeg.types import Episode, Turn
+
+
+def episode(eid: str, texts: list[str], t0: float = 1.7e9) -> Episode:
+    turns = tuple(Turn(actor="user", text=t, ts=t0 + i) for i, t in enumerate(texts))
+    vec = np.ones(4, dtype=np.float32) / 2.0
+    return Episode(
+        id=eid,
+        user="alice",
+        session="s",
+        summary=texts[0],
+        opened_at=t0,
+        closed_at=t0 + len(texts),
+        turns=turns,
+        embedding=vec,
+        turn_embeddings=np.tile(vec, (len(texts), 1)),
+    )
+
+
+def files_with(folder: Path, needle: str) -> list[Path]:
+    return [p for p in folder.rglob("*") if p.is_file() and needle.encode() in p.read_bytes()]
+
+
+class TestIndexSnapshot:
+    def test_save_load_log_and_state_round_trip(self, tmp_path: Path) -> None:
+        index = TenantIndex()
+        index.add([episode("e1", ["deploy the canary", "it crashed"], t0=0.0)])
+        snap = IndexSnapshot(tmp_path)
+        snap.save(index)
+        index.add([episode("e2", ["tomato pasta sauce"])])
+        snap.log_add(index, ["e2"])
+        index.update_state([dataclasses.replace(episode("e1", ["x", "y"]), archived=True)])
+        snap.log_state(index, ["e1"])
+        loaded = snap.load()
+        assert loaded is not None
+        assert loaded.cards == index.cards and loaded.max_span == index.max_span
+        for query in ("canary crash", "pasta"):
+            assert loaded.turns.top(query, k=5) == index.turns.top(query, k=5)
+            assert loaded.episodes.top(query, k=5) == index.episodes.top(query, k=5)
+
+    def test_torn_last_line_and_bad_files(self, tmp_path: Path) -> None:
+        index = TenantIndex()
+        index.add([episode("e1", ["alpha"])])
+        snap = IndexSnapshot(tmp_path)
+        assert snap.load() is None  # nothing saved yet
+        snap.save(index)
+        with open(tmp_path / "log.jsonl", "a", encoding="utf-8") as fh:
+            fh.write('{"op": "add", "cards": [')  # a crash mid-line
+        loaded = snap.load()
+        assert loaded is not None and list(loaded.cards) == ["e1"]
+        (tmp_path / "index.json").write_text('{"version": 999}', encoding="utf-8")
+        assert snap.load() is None
+
+    def test_empty_index_leaves_no_files(self, tmp_path: Path) -> None:
+        snap = IndexSnapshot(tmp_path)
+        snap.save(TenantIndex())
+        assert list(tmp_path.iterdir()) == []
+
+
+class TestPersistentIndexedStore:
+    @pytest.fixture
+    def backend(self, tmp_path: Path) -> ChromaBackend:
+        return ChromaBackend.persistent(tmp_path / "chroma")
+
+    def test_restart_loads_instead_of_rebuilding(
+        self, backend: ChromaBackend, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+    ) -> None:
+        folder = tmp_path / "recall"
+        first = PersistentIndexedStore(backend.store_for("alice"), folder, check_interval=0.0)
+        first.add([episode("e1", ["deploy the canary"]), episode("e2", ["tomato pasta"])])
+        first.update([dataclasses.replace(first.get(["e2"])[0], archived=True)])
+        expected = first.index.turns.top("canary", k=3)
+
+        def no_rebuild(*args: object, **kwargs: object) -> TenantIndex:
+            raise AssertionError("rebuilt from the store")
+
+        monkeypatch.setattr(TenantIndex, "build", no_rebuild)
+        second = PersistentIndexedStore(backend.store_for("alice"), folder, check_interval=0.0)
+        assert second.index.turns.top("canary", k=3) == expected
+        assert second.index.cards["e2"].archived
+
+    def test_another_writer_triggers_a_rebuild(
+        self, backend: ChromaBackend, tmp_path: Path
+    ) -> None:
+        folder = tmp_path / "recall"
+        first = PersistentIndexedStore(backend.store_for("alice"), folder, check_interval=0.0)
+        first.add([episode("e1", ["deploy the canary"])])
+        backend.store_for("alice").add([episode("e3", ["zebra foal"])])  # not through the index
+        second = PersistentIndexedStore(backend.store_for("alice"), folder, check_interval=0.0)
+        assert [key for key, _ in second.index.turns.top("zebra", k=3)] == [("e3", 0)]
+
+    def test_erasure_rewrites_the_files_even_before_first_use(
+        self, backend: ChromaBackend, tmp_path: Path
+    ) -> None:
+        folder = tmp_path / "recall"
+        first = PersistentIndexedStore(backend.store_for("alice"), folder)
+        first.add([episode("e1", ["zebraquokka secret"]), episode("e2", ["kept note"])])
+        assert files_with(folder, "zebraquokka")
+        fresh = PersistentIndexedStore(backend.store_for("alice"), folder)  # index not loaded
+        fresh.delete(["e1"])
+        assert files_with(folder, "zebraquokka") == [] and files_with(folder, "kept")
+        fresh.delete(["e2"])
+        assert list(folder.iterdir()) == []  # nothing left to keep
+
+    def test_replacing_an_episode_drops_its_old_text(
+        self, backend: ChromaBackend, tmp_path: Path
+    ) -> None:
+        folder = tmp_path / "recall"
+        store = PersistentIndexedStore(backend.store_for("alice"), folder)
+        store.add([episode("e1", ["marmotlynx draft"])])
+        store.add([episode("e1", ["final wording"])])
+        assert files_with(folder, "marmotlynx") == []
+        assert store.index.turns.top("final", k=1)[0][0] == ("e1", 0)
