@@ -51,12 +51,15 @@ from episeg.recall.memory_recall import MemoryRecall
 from episeg.segmentation.segmenter import Segmenter
 from episeg.store import ChromaBackend
 from episeg.store.memory_edit import MemoryEdit
+from episeg.store.memory_transfer import MemoryTransfer
 from episeg.typing import Embedder, Judge, SalienceScorer, StoreBackend
 
 __all__ = ["DEFAULT", "Memory"]  # DEFAULT is episeg.defaults.DEFAULT, re-exported
 
 
-class Memory(MemoryWrites, MemoryRecall, MemoryForget, MemoryEdit, IdleClosing, OpenRecall):
+class Memory(
+    MemoryWrites, MemoryRecall, MemoryForget, MemoryTransfer, MemoryEdit, IdleClosing, OpenRecall
+):
     """Episodic memory for many users, backed by Chroma.
 
     Parameters
@@ -100,10 +103,11 @@ class Memory(MemoryWrites, MemoryRecall, MemoryForget, MemoryEdit, IdleClosing, 
     (observe, flush, outbox: :class:`~episeg.durability.memory_writes.MemoryWrites`),
     reading (stores, recall, reinforcement, maintenance:
     :class:`~episeg.recall.memory_recall.MemoryRecall`) and erasure
-    (:class:`~episeg.durability.memory_forget.MemoryForget`), get / edit / unarchive /
-    tenants (:class:`~episeg.store.memory_edit.MemoryEdit`), the idle timeout
-    (:class:`~episeg.durability.idle.IdleClosing`) and recall of open segments
-    (:class:`~episeg.durability.memory_open.OpenRecall`). This class only
+    (:class:`~episeg.durability.memory_forget.MemoryForget`), export and import
+    (:class:`~episeg.store.memory_transfer.MemoryTransfer`), get / edit /
+    unarchive / tenants (:class:`~episeg.store.memory_edit.MemoryEdit`), the idle
+    timeout (:class:`~episeg.durability.idle.IdleClosing`) and recall of open
+    segments (:class:`~episeg.durability.memory_open.OpenRecall`). This class only
     builds the parts they share.
 
     Raises

@@ -89,6 +89,7 @@ class TestContract:
             c.unarchive(episode["id"])
             c.recall("contract", k=1, metadata={"k": 1}, min_score=0.0)
             c.used([episode["id"]])
+            c.import_episodes(c.export())
             c.forget(episode["id"])
             c.forget_session("contract")
             c.forget_all()

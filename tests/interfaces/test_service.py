@@ -97,6 +97,8 @@ class TestServiceHappyPath:
             "/v1/used",
             "/v1/episodes/{episode_id}/unarchive",
             "/v1/admin/tenants",
+            "/v1/export",
+            "/v1/import",
             "/v1/healthz",
         }
         for path in paths.values():  # no tenant parameter anywhere
@@ -117,6 +119,8 @@ class TestServiceAuth:
             ("PATCH", "/v1/episodes/e1"),
             ("POST", "/v1/episodes/e1/unarchive"),
             ("GET", "/v1/admin/tenants"),
+            ("GET", "/v1/export"),
+            ("POST", "/v1/import"),
         ],
     )
     def test_401_without_or_with_a_wrong_key(

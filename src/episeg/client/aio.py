@@ -13,19 +13,23 @@ from __future__ import annotations
 
 from collections.abc import Iterable, Mapping
 from types import TracebackType
-from typing import Any, Self, cast
+from typing import IO, Any, Self, cast
 
 import httpx
 
 from episeg.client.manage import AsyncManageCalls
 from episeg.client.wire import (
+    NDJSON,
     Closed,
     Confirmed,
     EpisodeView,
+    ExportData,
     Forgotten,
+    Imported,
     RecallHit,
     TurnInput,
     _decode,
+    _export_body,
     _headers,
     _recall_body,
     _request,
@@ -92,6 +96,25 @@ class AsyncClient(AsyncManageCalls):
     async def used(self, episode_ids: Iterable[str]) -> Confirmed:
         body = {"episode_ids": list(episode_ids)}
         return cast(Confirmed, await self._call("used", json=body))
+
+    async def export(self) -> str:
+        method, url = _request("export")
+        response = await self._http.request(method, url)
+        if response.is_error:
+            _decode(response)
+        return response.text
+
+    async def export_to(self, file: IO[bytes]) -> int:
+        method, url = _request("export")
+        async with self._http.stream(method, url) as response:
+            if response.is_error:
+                await response.aread()
+                _decode(response)
+            return sum([file.write(chunk) async for chunk in response.aiter_bytes()])
+
+    async def import_episodes(self, data: ExportData) -> Imported:
+        body = _export_body(data)
+        return cast(Imported, await self._call("import_episodes", content=body, headers=NDJSON))
 
     async def healthz(self) -> dict[str, str]:
         return cast(dict[str, str], await self._call("healthz"))

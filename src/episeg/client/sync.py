@@ -12,19 +12,23 @@ from __future__ import annotations
 
 from collections.abc import Iterable, Mapping
 from types import TracebackType
-from typing import Any, Self, cast
+from typing import IO, Any, Self, cast
 
 import httpx
 
 from episeg.client.manage import ManageCalls
 from episeg.client.wire import (
+    NDJSON,
     Closed,
     Confirmed,
     EpisodeView,
+    ExportData,
     Forgotten,
+    Imported,
     RecallHit,
     TurnInput,
     _decode,
+    _export_body,
     _headers,
     _recall_body,
     _request,
@@ -121,6 +125,28 @@ class Client(ManageCalls):
     def used(self, episode_ids: Iterable[str]) -> Confirmed:
         """Confirm these recalled episodes were used: reinforces them (404 for an unknown id)."""
         return cast(Confirmed, self._call("used", json={"episode_ids": list(episode_ids)}))
+
+    def export(self) -> str:
+        """The tenant's export file (JSONL: a header, one line per episode, a trailer)."""
+        method, url = _request("export")
+        response = self._http.request(method, url)
+        if response.is_error:
+            _decode(response)
+        return response.text
+
+    def export_to(self, file: IO[bytes]) -> int:
+        """Stream the tenant's export file into a binary file; the number of bytes written."""
+        method, url = _request("export")
+        with self._http.stream(method, url) as response:
+            if response.is_error:
+                response.read()
+                _decode(response)
+            return sum(file.write(chunk) for chunk in response.iter_bytes())
+
+    def import_episodes(self, data: ExportData) -> Imported:
+        """Import an export file into the tenant, all or nothing (``APIError`` 422 or 409)."""
+        body = _export_body(data)
+        return cast(Imported, self._call("import_episodes", content=body, headers=NDJSON))
 
     def healthz(self) -> dict[str, str]:
         """``{"status": "ok"}``; ``APIError`` 503 when the store is unreachable."""

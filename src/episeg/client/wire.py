@@ -17,7 +17,7 @@ method raises for a 4xx/5xx answer.
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Iterable, Mapping
 from typing import Any, Literal, NotRequired, TypedDict
 from urllib.parse import quote
 
@@ -32,7 +32,9 @@ __all__ = [
     "Closed",
     "Confirmed",
     "EpisodeView",
+    "ExportData",
     "Forgotten",
+    "Imported",
     "Method",
     "RecallHit",
     "Salience",
@@ -58,6 +60,8 @@ ENDPOINTS: dict[str, tuple[Method, str]] = {
     "forget_all": ("DELETE", "/v1/tenant"),
     "recall": ("POST", "/v1/recall"),
     "used": ("POST", "/v1/used"),
+    "export": ("GET", "/v1/export"),
+    "import_episodes": ("POST", "/v1/import"),
     "healthz": ("GET", "/v1/healthz"),
 }
 
@@ -139,6 +143,16 @@ class Confirmed(TypedDict):
     confirmed: list[str]
 
 
+class Imported(TypedDict):
+    imported: list[str]
+    unchanged: list[str]
+
+
+#: an export file: its text, its bytes, or its lines (an open file, a list)
+ExportData = str | bytes | Iterable[str | bytes]
+NDJSON = {"content-type": "application/x-ndjson"}
+
+
 TurnInput = Turn | Mapping[str, Any]
 
 
@@ -178,6 +192,19 @@ def _decode(response: httpx.Response) -> Any:
 def _recall_body(query: str, k: int, options: Mapping[str, Any]) -> dict[str, Any]:
     """The recall request: options left at ``None`` are not sent (the service's defaults)."""
     return {"query": query, "k": k, **{n: v for n, v in options.items() if v is not None}}
+
+
+def _export_body(data: ExportData) -> bytes:
+    """An export file as the bytes ``POST /v1/import`` takes.
+
+    >>> _export_body(["a\\n", b"b\\n"])
+    b'a\\nb\\n'
+    """
+    if isinstance(data, str):
+        return data.encode("utf-8")
+    if isinstance(data, bytes):
+        return data
+    return b"".join(x.encode("utf-8") if isinstance(x, str) else x for x in data)
 
 
 def _headers(api_key: str | None) -> dict[str, str]:

@@ -54,7 +54,10 @@ def _off_loop(
 
 
 #: ``Memory`` methods with no async twin, and why
-NOT_WRAPPED = {"tenant_lock": "a thread lock; hold it inside one executor call instead"}
+NOT_WRAPPED = {
+    "tenant_lock": "a thread lock; hold it inside one executor call instead",
+    "export": "a lazy iterator that reads the store as it is consumed; use export_to",
+}
 
 
 def wrapped_methods() -> list[str]:
@@ -115,6 +118,9 @@ class AsyncMemory:
     update_episode = _off_loop(Memory.update_episode)
     unarchive = _off_loop(Memory.unarchive)
     tenants = _off_loop(Memory.tenants)
+    # moving a tenant
+    export_to = _off_loop(Memory.export_to)
+    import_episodes = _off_loop(Memory.import_episodes)
     # erasing
     forget = _off_loop(Memory.forget)
 

@@ -20,6 +20,8 @@ from importlib.metadata import PackageNotFoundError, version
 from episeg.errors import EpisegError, StoreUnavailableError
 from episeg.interfaces.cli_manage import MANAGE
 from episeg.interfaces.cli_manage import add_parsers as add_manage_parsers
+from episeg.interfaces.cli_transfer import TRANSFER
+from episeg.interfaces.cli_transfer import add_parsers as add_transfer_parsers
 from episeg.interfaces.logs import LOG_FORMATS, configure_logging
 
 __all__ = ["EXIT_BAD_INPUT", "EXIT_STORE_DOWN", "main"]
@@ -40,6 +42,8 @@ examples:
   episeg serve --keys-file keys.json --port 8080   # HTTP API, bearer key per tenant
   episeg mcp --user alice                          # MCP stdio server for Claude Desktop/Code
   episeg calibration --user alice
+  episeg export --user alice --out alice.jsonl    # all of alice's episodes as JSONL
+  episeg import --user bob alice.jsonl             # ... into bob's memory, all or nothing
   episeg ingest chat.jsonl --chroma-url http://127.0.0.1:8000   # a `chroma run` server
 """
 
@@ -200,6 +204,7 @@ def _build_parser() -> argparse.ArgumentParser:
     p = sub.add_parser("mcp", parents=c, help="MCP stdio server bound to one user")
     p.add_argument("--user", required=True, help="the one tenant this server reads and writes")
     add_manage_parsers(sub, c)  # forget
+    add_transfer_parsers(sub, c)  # export, import
 
     for name, what in (
         ("eval", "episeg.evaluation"),
@@ -243,6 +248,8 @@ def main(argv: Sequence[str] | None = None) -> int:
 
         if args.command in MANAGE:
             return MANAGE[args.command](args)
+        if args.command in TRANSFER:
+            return TRANSFER[args.command](args)
         return COMMANDS[args.command](args)
     except StoreUnavailableError as exc:
         print(f"episeg: store unreachable: {exc}", file=sys.stderr)

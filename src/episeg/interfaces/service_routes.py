@@ -36,6 +36,7 @@ from pydantic import BaseModel, ConfigDict, Field
 
 from episeg.errors import StoreError
 from episeg.interfaces.metrics import CONTENT_TYPE_LATEST, ServiceMetrics
+from episeg.interfaces.service_transfer import add_transfer_routes
 from episeg.memory import Memory
 from episeg.store.erase import ForgetReport
 
@@ -106,6 +107,7 @@ def add_extra_routes(
     (not a nested router) so the metrics middleware sees their templates.
     """
     Tenant = Annotated[str, Depends(tenant)]
+    add_transfer_routes(app, memory, tenant, errors)  # GET /v1/export, POST /v1/import
     missing = {**errors, 404: {**errors[401], "description": "no such episode"}}
 
     @app.delete("/v1/episodes/{episode_id}", responses=missing)
