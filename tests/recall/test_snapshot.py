@@ -124,3 +124,14 @@ class TestPersistentIndexedStore:
         store.add([episode("e1", ["final wording"])])
         assert files_with(folder, "marmotlynx") == []
         assert store.index.turns.top("final", k=1)[0][0] == ("e1", 0)
+
+    def test_an_edit_before_first_use_reaches_the_files(
+        self, backend: ChromaBackend, tmp_path: Path
+    ) -> None:
+        folder = tmp_path / "recall"
+        PersistentIndexedStore(backend.store_for("alice"), folder).add([episode("e1", ["note"])])
+        fresh = PersistentIndexedStore(backend.store_for("alice"), folder)  # index not loaded
+        [stored] = fresh.get(["e1"])
+        fresh.revise([dataclasses.replace(stored, metadata={"project": "apollo"})])
+        reopened = PersistentIndexedStore(backend.store_for("alice"), folder)
+        assert reopened.index.cards["e1"].metadata == {"project": "apollo"}

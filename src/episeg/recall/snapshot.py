@@ -248,3 +248,7 @@ class PersistentIndexedStore(IndexedStore):
     def delete(self, ids: Sequence[str]) -> None:
         _ = self.index
         super().delete(ids)
+
+    def revise(self, episodes: Sequence[Episode]) -> None:
+        _ = self.index
+        super().revise(episodes)
