@@ -104,7 +104,7 @@ class LoopbackLLMServer:
         self._httpd.daemon_threads = True
         self._thread = threading.Thread(
             target=self._httpd.serve_forever,
-            kwargs={"poll_interval": 0.05},
+            kwargs={"poll_interval": 0.01},  # shutdown() waits up to one interval
             name="episeg-loopback-llm",
             daemon=True,
         )
