@@ -23,36 +23,28 @@ Run ``python -m episeg.benchmarks.recall_bench --episodes 10000 100000 --json ou
 
 from __future__ import annotations
 
-import argparse
-import json
 import sys
-import tempfile
-import time
 from collections.abc import Sequence
+from functools import partial
 from pathlib import Path
 from typing import Any
 
-import chromadb
 import numpy as np
-from chromadb.config import Settings
 
-from episeg.benchmarks import percentiles_ms
+from episeg.benchmarks.store_bench import DIM, fill, main_for, open_chroma, time_each, unit_vectors
 from episeg.config import EpisegConfig
 from episeg.recall.rerank import Recaller
-from episeg.store import ChromaBackend, ChromaEpisodeStore
 from episeg.store.tenants import collection_name
 from episeg.testing import HashingEmbedder
 from episeg.types import Actor, Episode, Salience, Turn
 
 __all__ = ["main", "run_recall_bench"]
 
-DIM = 384
 _BATCH = 2000
 
 
 def _episodes(rng: np.random.Generator, n: int, prefix: str, now: float) -> list[Episode]:
-    vecs = rng.standard_normal((n, DIM)).astype(np.float32)
-    vecs /= np.linalg.norm(vecs, axis=1, keepdims=True)
+    vecs = unit_vectors(rng, n)
     ages = rng.uniform(0, 30 * 86400, n)
     scores = rng.integers(1, 11, n)
     out = []
@@ -77,17 +69,6 @@ def _episodes(rng: np.random.Generator, n: int, prefix: str, now: float) -> list
     return out
 
 
-def _fill(store: ChromaEpisodeStore, rng: np.random.Generator, n: int, now: float) -> float:
-    """Add ``n`` episodes in batches; returns the seconds spent in ``store.add``."""
-    spent = 0.0
-    for start in range(0, n, _BATCH):
-        batch = _episodes(rng, min(_BATCH, n - start), f"{store.tenant}-{start}-", now)
-        t0 = time.perf_counter()
-        store.add(batch)
-        spent += time.perf_counter() - t0
-    return spent
-
-
 def run_recall_bench(
     n_episodes: int,
     n_tenants: int = 100,
@@ -100,21 +81,20 @@ def run_recall_bench(
     """Fill a store and time recall; returns a JSON-ready dict of figures (ms, eps/s)."""
     if n_episodes < 1 or n_tenants < 1 or queries < 1 or others_each < 0:
         raise ValueError("n_episodes, n_tenants and queries must be >= 1, others_each >= 0")
-    workdir = Path(path) if path is not None else Path(tempfile.mkdtemp(prefix="episeg-bench-"))
     rng = np.random.default_rng(seed)
     now = 1.7e9
-    client = chromadb.PersistentClient(
-        path=str(workdir), settings=Settings(anonymized_telemetry=False)
-    )
-    backend = ChromaBackend(client)
+    client, backend = open_chroma(path)
+
+    def make(size: int, prefix: str) -> list[Episode]:
+        return _episodes(rng, size, prefix, now)
+
     other_secs = 0.0
     for t in range(1, n_tenants):
-        other_secs += _fill(backend.store_for(f"tenant-{t}"), rng, others_each, now)
+        other_secs += fill(backend.store_for(f"tenant-{t}"), others_each, _BATCH, make)
     target = backend.store_for("tenant-0")
-    target_secs = _fill(target, rng, n_episodes, now)
+    target_secs = fill(target, n_episodes, _BATCH, make)
     cfg = EpisegConfig()
-    qvecs = rng.standard_normal((queries, DIM)).astype(np.float32)
-    qvecs /= np.linalg.norm(qvecs, axis=1, keepdims=True)
+    qvecs = unit_vectors(rng, queries)
     figures: dict[str, Any] = {
         "n_episodes": n_episodes,
         "n_tenants": n_tenants,
@@ -131,66 +111,32 @@ def run_recall_bench(
     raw = client.get_collection(collection_name("tenant-0"))
     include: Any = ["metadatas", "embeddings", "distances"]
     raw.query(query_embeddings=qvecs[:1], n_results=cfg.recall.candidates, include=include)
-    samples = []
-    for q in qvecs:
-        t0 = time.perf_counter()
-        raw.query(
+    figures["raw_query_p50_ms"], figures["raw_query_p99_ms"] = time_each(
+        lambda q: raw.query(
             query_embeddings=q.reshape(1, -1), n_results=cfg.recall.candidates, include=include
-        )
-        samples.append(time.perf_counter() - t0)
-    figures["raw_query_p50_ms"], figures["raw_query_p99_ms"] = percentiles_ms(samples)
+        ),
+        qvecs,
+    )
     emb = HashingEmbedder(dim=DIM)  # never called: queries are vectors
     for label, reinforce in (("recall", False), ("recall_reinforced", True)):
         recaller = Recaller(target, emb, config=cfg, clock=lambda: now, reinforce=reinforce)
         recaller.recall(qvecs[0], k=10)  # warm-up
-        samples = []
-        for q in qvecs:
-            t0 = time.perf_counter()
-            recaller.recall(q, k=10)
-            samples.append(time.perf_counter() - t0)
-        figures[f"{label}_p50_ms"], figures[f"{label}_p99_ms"] = percentiles_ms(samples)
+        figures[f"{label}_p50_ms"], figures[f"{label}_p99_ms"] = time_each(
+            partial(recaller.recall, k=10), qvecs
+        )
         figures[f"{label}_ratio"] = figures[f"{label}_p50_ms"] / figures["raw_query_p50_ms"]
     return figures
 
 
 def main(argv: Sequence[str] | None = None) -> int:
     """CLI: ``--episodes N [N ...] [--tenants T] [--queries Q] [--json OUT]``."""
-    parser = argparse.ArgumentParser(
+    return main_for(
+        run_recall_bench,
+        argv,
         prog="python -m episeg.benchmarks.recall_bench",
-        description=__doc__.split("\n")[0] if __doc__ else None,
+        doc=__doc__,
+        tenants=100,
     )
-    parser.add_argument("--episodes", type=int, nargs="+", default=[10_000])
-    parser.add_argument("--tenants", type=int, default=100)
-    parser.add_argument("--others-each", type=int, default=100)
-    parser.add_argument("--queries", type=int, default=200)
-    parser.add_argument("--seed", type=int, default=0)
-    parser.add_argument(
-        "--path",
-        type=Path,
-        default=None,
-        help="parent folder for the Chroma data (default: a temp dir)",
-    )
-    parser.add_argument("--json", type=Path, default=None, help="write the results here")
-    args = parser.parse_args(argv)
-    results = []
-    for n in args.episodes:
-        path = None if args.path is None else args.path / f"n{n}"
-        try:
-            res = run_recall_bench(
-                n,
-                args.tenants,
-                args.queries,
-                path=path,
-                seed=args.seed,
-                others_each=args.others_each,
-            )
-        except ValueError as exc:
-            parser.error(str(exc))
-        results.append(res)
-        print(json.dumps(res), flush=True)
-    if args.json is not None:
-        args.json.write_text(json.dumps(results, indent=2) + "\n", encoding="utf-8")
-    return 0
 
 
 if __name__ == "__main__":
