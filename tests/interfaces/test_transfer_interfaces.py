@@ -66,6 +66,7 @@ class TestService:
     def test_export_import_round_trip_between_tenants(self, server: LiveServer) -> None:
         with Client(server.url, KEY_A) as alice, Client(server.url, KEY_B) as bob:
             first = alice.export()
+            assert bob.export().count("\n") == 2  # the caller's tenant only: bob has none yet
             assert json.loads(first.splitlines()[-1])["episodes"] == len(alice.episodes()) >= 2
             done = bob.import_episodes(first)
             assert sorted(done["imported"]) == sorted(e["id"] for e in alice.episodes())

@@ -209,3 +209,22 @@ def test_chroma_moves_a_rewritten_vector_by_at_most_one_float32_step(
     changed = int((once != twice).any(axis=1).sum())
     print(f"{changed} of {len(once)} vectors changed on a second write; max {steps.max()} step")
     assert steps.max() <= 1.0 and np.abs(once - twice).max() <= VECTOR_TOLERANCE
+
+
+def test_a_large_tenant_streams_every_episode_once(monkeypatch: pytest.MonkeyPatch) -> None:
+    import episeg.store.transfer as transfer
+
+    monkeypatch.setattr(transfer, "_PAGE", 7)  # many pages
+    backend = InMemoryBackend()
+    template = _episodes("ann", 1)[0]
+    many = [dataclasses.replace(template, id=f"e{i:03d}") for i in range(50)]
+    backend.store_for("ann").add(many)
+    lines = export_lines(backend.store_for("ann"), embedder_name="hashing")
+    assert json.loads(next(lines))["embedder"]["dim"] == DIM  # the header reads one page only
+    rest = list(lines)
+    assert [json.loads(line)["id"] for line in rest[:-1]] == [e.id for e in many]
+    assert json.loads(rest[-1]) == {"end": "episeg-export", "episodes": 50}
+    empty = list(export_lines(backend.store_for("nobody"), embedder_name="hashing"))
+    assert json.loads(empty[0])["embedder"]["dim"] is None
+    assert json.loads(empty[1]) == {"end": "episeg-export", "episodes": 0}
+    assert read_export(empty, tenant="nobody", embedder=("hashing", DIM)) == []
