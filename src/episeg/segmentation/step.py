@@ -20,7 +20,7 @@ episodes, so ``episodes += segmenter.observe(turn)`` keeps working.
 >>> step = seg.observe(Turn(actor="user", text="now deploy prod", ts=2.0))
 >>> step.opened, [len(e.turns) for e in step], step.verdict.signal, step.decision.value
 (True, [2], 'combiner', 'boundary')
->>> seg.observe(Turn(actor="user", text="again", ts=2.0, id="default:0")).accepted
+>>> seg.observe(Turn(actor="user", text="auth returns 401", ts=0.0, id="default:0")).accepted
 False
 """
 
