@@ -140,7 +140,8 @@ class TestServiceAuth:
 
 class TestServiceTenantIsolation:
     @pytest.fixture(scope="class", autouse=True)
-    def bob_has_a_secret(self, live_server: LiveServer) -> None:
+    @classmethod
+    def bob_has_a_secret(cls, live_server: LiveServer) -> None:
         with live_server.client(KEY_B) as c:
             assert (
                 c.post(
