@@ -62,20 +62,16 @@ def rank(
             card.importance is None,
         )
     scale = (p.rrf_k + 1) / n_lists
-    ranked = []
+    # ties: importance, then the more recent episode, then id and position
+    tie = {e: (-(cards[e].importance or 0.0), -cards[e].closed_at) for e in ids}
+    rows = []
     for key, c in cands.items():
         rec, imp, reinf, _ = extras[key[0]]
         relevance = w_rel * c.fused * scale
-        ranked.append((relevance + rec + imp + reinf, relevance, key))
-    # ties: importance, then the more recent episode, then id and position
-    ranked.sort(
-        key=lambda r: (
-            -r[0],
-            -(cards[r[2][0]].importance or 0.0),
-            -cards[r[2][0]].closed_at,
-            r[2],
-        )
-    )
+        first, second = tie[key[0]]
+        rows.append((-(relevance + rec + imp + reinf), first, second, key, relevance))
+    rows.sort()  # keys are unique, so the comparison never reaches relevance
+    ranked = [(-r[0], r[4], r[3]) for r in rows]
     return ranked, extras
 
 
