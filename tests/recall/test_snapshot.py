@@ -8,6 +8,7 @@ from pathlib import Path
 import numpy as np
 import pytest
 
+from episeg.errors import StoreError
 from episeg.recall.index import TenantIndex
 from episeg.recall.snapshot import IndexSnapshot, PersistentIndexedStore
 from episeg.store import ChromaBackend
@@ -135,3 +136,42 @@ class TestPersistentIndexedStore:
         fresh.revise([dataclasses.replace(stored, metadata={"project": "apollo"})])
         reopened = PersistentIndexedStore(backend.store_for("alice"), folder)
         assert reopened.index.cards["e1"].metadata == {"project": "apollo"}
+
+
+class TestWriteFailures:
+    """The saved index is a start-up cache, except that an erasure must reach it."""
+
+    def no_space(self, fd: int) -> None:
+        raise OSError(28, "No space left on device")
+
+    def test_a_failed_save_after_an_add_drops_the_snapshot_and_the_add_stands(
+        self, tmp_path: Path, monkeypatch: pytest.MonkeyPatch, caplog: pytest.LogCaptureFixture
+    ) -> None:
+        backend = ChromaBackend.persistent(tmp_path / "chroma")
+        folder = tmp_path / "recall"
+        store = PersistentIndexedStore(backend.store_for("alice"), folder)
+        store.add([episode("e1", ["first note"])])
+        monkeypatch.setattr("episeg.recall.snapshot.os.fsync", self.no_space)
+        store.add([episode("e2", ["second note"])])  # no exception: the store has it
+        assert "not saved" in caplog.text and not list(folder.iterdir())
+        monkeypatch.undo()
+        reopened = PersistentIndexedStore(backend.store_for("alice"), folder)
+        assert sorted(reopened.index.cards) == ["e1", "e2"]
+
+    def test_a_failed_rewrite_after_a_delete_deletes_the_files_or_raises(
+        self, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+    ) -> None:
+        backend = ChromaBackend.persistent(tmp_path / "chroma")
+        folder = tmp_path / "recall"
+        store = PersistentIndexedStore(backend.store_for("alice"), folder)
+        store.add([episode(f"e{i}", [f"zebraquokka{i} secret"]) for i in range(3)])
+        monkeypatch.setattr("episeg.recall.snapshot.os.fsync", self.no_space)
+        store.delete(["e0"])
+        assert files_with(folder, "zebraquokka") == []  # the whole snapshot went
+
+        def cannot_delete(self: IndexSnapshot) -> None:
+            raise StoreError("read-only")
+
+        monkeypatch.setattr(IndexSnapshot, "clear", cannot_delete)  # saving still fails too
+        with pytest.raises(StoreError):
+            store.delete(["e1"])

@@ -40,6 +40,7 @@ from __future__ import annotations
 
 import dataclasses
 import json
+import logging
 import os
 from collections.abc import Iterable, Sequence
 from pathlib import Path
@@ -51,6 +52,8 @@ from episeg.types import Episode
 from episeg.typing import EpisodeStore
 
 __all__ = ["IndexSnapshot", "PersistentIndex", "PersistentIndexedStore"]
+
+log = logging.getLogger(__name__)
 
 _VERSION = 1
 _FIELDS = [f.name for f in dataclasses.fields(EpisodeCard)]
@@ -125,8 +128,11 @@ class IndexSnapshot:
 
     def clear(self) -> None:
         """Delete the snapshot and its log."""
-        for path in (self._main, self._log, self._main.with_suffix(".tmp")):
-            path.unlink(missing_ok=True)
+        try:
+            for path in (self._main, self._log, self._main.with_suffix(".tmp")):
+                path.unlink(missing_ok=True)
+        except OSError as exc:
+            raise StoreError(f"cannot delete the recall index under {self.folder}: {exc}") from exc
 
     # -- internals ------------------------------------------------------------------
     def _append(self, line: dict[str, Any], index: TenantIndex) -> None:
@@ -179,6 +185,10 @@ class PersistentIndex(TenantIndex):
 
     Adding new episodes appends to the log; replacing an indexed episode or
     removing one rewrites the snapshot at once (no erased text stays on disk).
+    A failed write deletes the snapshot instead (logged; the next start
+    rebuilds); if even that fails after a removal,
+    :class:`~episeg.errors.StoreError` is raised, so an erasure is never
+    reported done while its text may remain on disk.
     """
 
     def __init__(self, snapshot: IndexSnapshot) -> None:
@@ -195,21 +205,41 @@ class PersistentIndex(TenantIndex):
             self.quiet = quiet
         if quiet:
             return
-        if replaced:
-            self.snapshot.save(self)
-        else:
-            self.snapshot.log_add(self, [ep.id for ep in episodes])
+        try:
+            if replaced:
+                self.snapshot.save(self)
+            else:
+                self.snapshot.log_add(self, [ep.id for ep in episodes])
+        except StoreError as exc:
+            self._drop_snapshot(exc)
 
     def remove(self, ids: Sequence[str]) -> None:
         before = len(self.cards)
         super().remove(ids)
         if not self.quiet and len(self.cards) != before:
-            self.snapshot.save(self)
+            try:
+                self.snapshot.save(self)
+            except StoreError as exc:
+                self._drop_snapshot(exc, erasing=True)
 
     def update_state(self, episodes: Sequence[Episode]) -> None:
         super().update_state(episodes)
         if not self.quiet:
-            self.snapshot.log_state(self, [ep.id for ep in episodes])
+            try:
+                self.snapshot.log_state(self, [ep.id for ep in episodes])
+            except StoreError as exc:
+                self._drop_snapshot(exc)
+
+    def _drop_snapshot(self, exc: StoreError, *, erasing: bool = False) -> None:
+        # The saved index is only a start-up cache: delete it rather than leave a stale one
+        # (or one holding erased text); the next start rebuilds from the store.
+        log.warning("recall index not saved (%s); deleted, the next start rebuilds it", exc)
+        try:
+            self.snapshot.clear()
+        except StoreError:
+            if erasing:
+                raise
+            log.error("cannot delete the stale recall index under %s", self.snapshot.folder)
 
 
 class PersistentIndexedStore(IndexedStore):
