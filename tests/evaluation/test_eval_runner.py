@@ -80,7 +80,6 @@ class TestMain:
         assert all(r.dialogues == 15 and 0.0 <= r.pk <= 1.0 for r in results)
         assert out_png.read_bytes()[:8] == PNG_MAGIC
 
-    @pytest.mark.slow  # main() loads the MiniLM model before it reads --configs
     def test_unknown_config(self, tiage_dev: Path) -> None:
         with pytest.raises(ConfigError, match="unknown configuration"):
             main(["--data", str(tiage_dev), "--configs", "bogus", "--limit", "2"])

@@ -89,6 +89,7 @@ __all__ = [
     "LEARNED_NAMES",
     "SEGMENTER_NAMES",
     "build_segment_fn",
+    "check_config_name",
     "every_user_turn",
     "segmenter_fn",
     "shared_embedder",
@@ -177,6 +178,21 @@ def segmenter_fn(
     return run
 
 
+def check_config_name(name: str) -> str | None:
+    """Raise ``ConfigError`` unless ``name`` is a configuration; its ablated group, if any.
+
+    Cheap (nothing is built or loaded), so callers check every name first.
+
+    >>> check_config_name("even") is None, check_config_name("learned-no-marker")
+    (True, 'marker')
+    """
+    valid = (*CONFIG_NAMES, "learned-no-<group>")
+    ablation = name.removeprefix("learned-no-") if name.startswith("learned-no-") else None
+    if name not in CONFIG_NAMES and ablation not in (*ABLATIONS, *SIGNAL_ABLATIONS):
+        raise ConfigError(f"unknown configuration {name!r}; valid: {', '.join(valid)}")
+    return ablation
+
+
 def build_segment_fn(
     name: str,
     *,
@@ -195,10 +211,7 @@ def build_segment_fn(
     and trains the probe, unless ``overrides`` fix them. ``roles_known``: the
     dialogues' speaker labels are real (see the module docstring).
     """
-    valid = (*CONFIG_NAMES, "learned-no-<group>")
-    ablation = name.removeprefix("learned-no-") if name.startswith("learned-no-") else None
-    if name not in CONFIG_NAMES and ablation not in (*ABLATIONS, *SIGNAL_ABLATIONS):
-        raise ConfigError(f"unknown configuration {name!r}; valid: {', '.join(valid)}")
+    ablation = check_config_name(name)
     params = dict(overrides or {})
 
     def tuned() -> Sequence[Dialogue]:

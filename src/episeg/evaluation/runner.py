@@ -79,7 +79,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         from episeg.evaluation.memory import main as memory_main
 
         return memory_main(list(argv[1:]))
-    from episeg.evaluation.configs import build_segment_fn
+    from episeg.evaluation.configs import build_segment_fn, check_config_name
     from episeg.evaluation.report import format_table, write_json
 
     args = _parser().parse_args(argv)
@@ -87,6 +87,8 @@ def main(argv: Sequence[str] | None = None) -> int:
     logging.getLogger("episeg.evaluation").setLevel(logging.INFO)
     files: list[Path] = args.data or default_data_files(args.data_root)
     names = [c.strip() for c in args.configs.split(",") if c.strip()]
+    for name in names:  # before any model is loaded
+        check_config_name(name)
     part: Part = args.part
     results: list[EvalResult] = []
     stored = None
