@@ -10,10 +10,20 @@ from pathlib import Path
 import httpx
 import uvicorn
 from fastapi import FastAPI
+from fastapi.testclient import TestClient
 
 from episeg.testing import ChromaServer, free_port
 
-__all__ = ["KEYS", "KEY_A", "KEY_B", "SAMPLE", "ChromaServer", "LiveServer", "free_port"]
+__all__ = [
+    "KEYS",
+    "KEY_A",
+    "KEY_B",
+    "SAMPLE",
+    "ChromaServer",
+    "InProcessServer",
+    "LiveServer",
+    "free_port",
+]
 
 SAMPLE = Path(__file__).resolve().parents[2] / "src/episeg/data/sample_conversation.jsonl"
 KEY_A = "key-alice-0123456789abcdef"
@@ -46,3 +56,21 @@ class LiveServer:
     def stop(self) -> None:
         self._server.should_exit = True
         self._thread.join(timeout=10)
+
+
+class InProcessServer:
+    """``app`` served in-process through Starlette's ``TestClient`` (the fast tier).
+
+    The same ASGI app, middleware, validation and lifespan as :class:`LiveServer`,
+    without uvicorn and a socket; an unhandled error is a 500 answer, as over HTTP.
+    """
+
+    def __init__(self, app: FastAPI) -> None:
+        self.app = app
+
+    def client(self, key: str | None = None) -> TestClient:
+        headers = {"Authorization": f"Bearer {key}"} if key else {}
+        return TestClient(self.app, headers=headers, raise_server_exceptions=False)
+
+    def stop(self) -> None:
+        """Nothing to stop: each ``with client(...)`` block ran the app's lifespan itself."""

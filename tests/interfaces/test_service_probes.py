@@ -1,8 +1,9 @@
 """Issue 12's probe failures of the HTTP service (F5, F9, F11, F19, F20), through real HTTP.
 
-The app runs under uvicorn on a loopback port (``LiveServer``) over a real
-``Memory`` (SQLite journal, embedded Chroma); only the embedder is the fast
-hashing one.
+The app runs in-process (``InProcessServer``: Starlette's TestClient, no socket)
+over a real ``Memory`` (SQLite journal, embedded Chroma); only the embedder is the
+fast hashing one. ``test_refusal_knows_an_evicted_sessions_past`` runs the same
+app under uvicorn on a loopback port (``LiveServer``, real HTTP).
 """
 
 from __future__ import annotations
@@ -19,19 +20,19 @@ from episeg.interfaces.service import create_app
 from episeg.interfaces.service_errors import JournalHealth, json_safe
 from episeg.memory import Memory
 from episeg.testing import HashingEmbedder
-from tests.interfaces.helpers import KEY_A, KEYS, LiveServer
+from tests.interfaces.helpers import KEY_A, KEYS, InProcessServer, LiveServer
 
 
 @pytest.fixture
-def served(tmp_path: Path) -> Iterator[tuple[LiveServer, Memory]]:
+def served(tmp_path: Path) -> Iterator[tuple[InProcessServer, Memory]]:
     memory = open_memory(tmp_path, embedder=HashingEmbedder(dim=64))
-    server = LiveServer(create_app(memory, KEYS))
+    server = InProcessServer(create_app(memory, KEYS))
     yield server, memory
     server.stop()
     memory.close()
 
 
-def _post(server: LiveServer, path: str, raw: bytes) -> Any:
+def _post(server: InProcessServer, path: str, raw: bytes) -> Any:
     with server.client(KEY_A) as c:
         return c.post(path, content=raw, headers={"content-type": "application/json"})
 
@@ -52,7 +53,7 @@ class TestUnrepresentableInput:
             b'[{"actor": "user", "text": "x", "ts": NaN}]',
         ],
     )
-    def test_422_not_500(self, served: tuple[LiveServer, Memory], raw: bytes) -> None:
+    def test_422_not_500(self, served: tuple[InProcessServer, Memory], raw: bytes) -> None:
         server, memory = served
         path = "/v1/turns:batch" if raw.startswith(b"[") else "/v1/turns"
         answer = _post(server, path, raw)
@@ -69,13 +70,13 @@ class TestStrictTimes:
     """F20: JSON ``true`` or ``"12"`` is not a time."""
 
     @pytest.mark.parametrize("ts", [b"true", b'"12"', b"[]", b"{}"])
-    def test_refused(self, served: tuple[LiveServer, Memory], ts: bytes) -> None:
+    def test_refused(self, served: tuple[InProcessServer, Memory], ts: bytes) -> None:
         server, _ = served
         answer = _post(server, "/v1/turns", b'{"actor": "user", "text": "x", "ts": ' + ts + b"}")
         assert answer.status_code == 422, answer.text
         assert answer.json()["detail"][0]["loc"] == ["body", "ts"]
 
-    def test_integers_are_still_seconds(self, served: tuple[LiveServer, Memory]) -> None:
+    def test_integers_are_still_seconds(self, served: tuple[InProcessServer, Memory]) -> None:
         server, _ = served
         answer = _post(server, "/v1/turns", b'{"actor": "user", "text": "x", "ts": 12}')
         assert answer.status_code == 200, answer.text
@@ -86,7 +87,7 @@ class TestInvalidBodies:
 
     @pytest.mark.parametrize("raw", [b"{not json", b'\xff\xfe{"a": 1}', b'{"text": "\xff"}'])
     @pytest.mark.parametrize("path", ["/v1/turns", "/v1/turns:batch", "/v1/flush", "/v1/recall"])
-    def test_422(self, served: tuple[LiveServer, Memory], raw: bytes, path: str) -> None:
+    def test_422(self, served: tuple[InProcessServer, Memory], raw: bytes, path: str) -> None:
         server, _ = served
         answer = _post(server, path, raw)
         assert answer.status_code == 422, answer.text
@@ -97,7 +98,7 @@ class TestBatchAllOrNothing:
     """F5: a refused batch commits none of its turns; the answer names duplicates."""
 
     def test_a_bad_turn_late_in_the_batch_commits_nothing(
-        self, served: tuple[LiveServer, Memory]
+        self, served: tuple[InProcessServer, Memory]
     ) -> None:
         server, memory = served
         batch = [
@@ -145,7 +146,7 @@ class TestJournalFailure:
     """F11: a journal that cannot write answers 503 + Retry-After and fails the health check."""
 
     def test_503_and_unhealthy_until_a_write_succeeds(
-        self, served: tuple[LiveServer, Memory], monkeypatch: pytest.MonkeyPatch
+        self, served: tuple[InProcessServer, Memory], monkeypatch: pytest.MonkeyPatch
     ) -> None:
         server, memory = served
         real = memory.journal.record
