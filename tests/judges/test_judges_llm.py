@@ -20,7 +20,7 @@ RECENT = [
     Turn(actor=Actor.USER, text="auth returns 401 for valid tokens", ts=0),
     Turn(actor=Actor.ASSISTANT, text="check the audience claim", ts=1),
 ]
-FAST = RetryPolicy(attempts=2, base_delay=0.05, max_delay=0.2)
+FAST = RetryPolicy(attempts=2, base_delay=0.01, max_delay=0.02)  # real backoff, tiny waits
 
 JudgeFactory = Callable[[LoopbackLLMServer], LLMJudge]
 

@@ -27,7 +27,7 @@ SCHEMA: dict[str, Any] = {
     "additionalProperties": False,
     "properties": {"score": {"type": "integer", "enum": list(range(1, 11))}},
 }
-FAST = RetryPolicy(attempts=3, base_delay=0.05, max_delay=0.5)
+FAST = RetryPolicy(attempts=3, base_delay=0.01, max_delay=0.02)  # real backoff, tiny waits
 
 BackendFactory = Callable[..., StructuredBackend]
 
@@ -40,14 +40,14 @@ def server() -> Iterator[LoopbackLLMServer]:
 
 def _anthropic(srv: LoopbackLLMServer, **kw: Any) -> StructuredBackend:
     kw.setdefault("retry", FAST)
-    return AnthropicBackend(base_url=srv.anthropic_url, api_key="test", timeout=0.5, **kw)
+    kw.setdefault("timeout", 0.5)
+    return AnthropicBackend(base_url=srv.anthropic_url, api_key="test", **kw)
 
 
 def _openai(srv: LoopbackLLMServer, **kw: Any) -> StructuredBackend:
     kw.setdefault("retry", FAST)
-    return OpenAICompatibleBackend(
-        model="loop", base_url=srv.openai_url, api_key="test", timeout=0.5, **kw
-    )
+    kw.setdefault("timeout", 0.5)
+    return OpenAICompatibleBackend(model="loop", base_url=srv.openai_url, api_key="test", **kw)
 
 
 @pytest.fixture(params=["anthropic", "openai"])
@@ -147,11 +147,11 @@ class TestTransientFailures:
     def test_429_retry_after_is_honoured(
         self, server: LoopbackLLMServer, make: BackendFactory
     ) -> None:
-        server.enqueue(Reply.error(429, retry_after=0.3), Reply.json({"score": 4}))
-        backend = make(server, retry=RetryPolicy(attempts=2, base_delay=0.0, max_delay=1.0))
+        server.enqueue(Reply.error(429, retry_after=0.1), Reply.json({"score": 4}))
+        backend = make(server, retry=RetryPolicy(attempts=2, base_delay=0.0, max_delay=0.01))
         start = time.monotonic()
         assert _ask(backend) == {"score": 4}
-        assert time.monotonic() - start >= 0.3
+        assert time.monotonic() - start >= 0.1  # the server's wait, not the 0.01 s backoff
         assert backend.calls == 2
 
     def test_retry_after_is_capped(self, server: LoopbackLLMServer, make: BackendFactory) -> None:
@@ -181,7 +181,7 @@ class TestTransientFailures:
         self, server: LoopbackLLMServer, make: BackendFactory, caplog: pytest.LogCaptureFixture
     ) -> None:
         server.enqueue(Reply.slow(2.0, Reply.json({"score": 5})))
-        backend = make(server, retry=RetryPolicy(attempts=1))
+        backend = make(server, retry=RetryPolicy(attempts=1), timeout=0.2)
         start = time.monotonic()
         with (
             caplog.at_level(logging.ERROR, logger="episeg.llm"),
@@ -193,7 +193,7 @@ class TestTransientFailures:
 
     def test_timeout_then_success(self, server: LoopbackLLMServer, make: BackendFactory) -> None:
         server.enqueue(Reply.slow(2.0), Reply.json({"score": 9}))
-        assert _ask(make(server)) == {"score": 9}
+        assert _ask(make(server, timeout=0.25)) == {"score": 9}
 
     def test_connection_refused(
         self, make: BackendFactory, caplog: pytest.LogCaptureFixture

@@ -14,7 +14,7 @@ from episeg.testing import LoopbackLLMServer, Reply
 from episeg.types import Actor, Episode, Turn
 from episeg.typing import SalienceScorer
 
-FAST = RetryPolicy(attempts=2, base_delay=0.05, max_delay=0.2)
+FAST = RetryPolicy(attempts=2, base_delay=0.01, max_delay=0.02)  # real backoff, tiny waits
 EPISODE = Episode(
     id="ep-1",
     user="u",
