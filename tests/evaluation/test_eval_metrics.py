@@ -19,6 +19,7 @@ from episeg.evaluation.metrics import (
     window_diff,
     window_size,
 )
+from tests.property_budget import examples
 
 
 @st.composite
@@ -97,7 +98,7 @@ class TestBoundaryF1:
 
 
 class TestAgainstReferenceImplementations:
-    @settings(max_examples=200, deadline=None)
+    @settings(max_examples=examples(200), deadline=None)
     @given(segmentation_pair())
     def test_pk_equals_segeval_with_explicit_window(
         self, case: tuple[int, list[int], list[int]]
@@ -109,7 +110,7 @@ class TestAgainstReferenceImplementations:
         )
         assert pk(ref, hyp, n=n) == pytest.approx(expected, abs=1e-12)
 
-    @settings(max_examples=200, deadline=None)
+    @settings(max_examples=examples(200), deadline=None)
     @given(segmentation_pair())
     def test_windowdiff_equals_segeval(self, case: tuple[int, list[int], list[int]]) -> None:
         n, ref, hyp = case
@@ -121,7 +122,7 @@ class TestAgainstReferenceImplementations:
         )
         assert window_diff(ref, hyp, n=n) == pytest.approx(expected, abs=1e-12)
 
-    @settings(max_examples=200, deadline=None)
+    @settings(max_examples=examples(200), deadline=None)
     @given(segmentation_pair())
     def test_equal_to_nltk_over_gaps(self, case: tuple[int, list[int], list[int]]) -> None:
         n, ref, hyp = case
@@ -130,7 +131,7 @@ class TestAgainstReferenceImplementations:
         assert pk(ref, hyp, n=n) == pytest.approx(nltk_pk(r, h, k), abs=1e-12)
         assert window_diff(ref, hyp, n=n) == pytest.approx(nltk_windowdiff(r, h, k), abs=1e-12)
 
-    @settings(max_examples=150, deadline=None)
+    @settings(max_examples=examples(150), deadline=None)
     @given(segmentation_pair())
     def test_segeval_default_window_is_ours_with_floor_two(
         self, case: tuple[int, list[int], list[int]]

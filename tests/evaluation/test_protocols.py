@@ -23,6 +23,7 @@ from episeg.evaluation.datasets import (
 from episeg.evaluation.metrics import boundaries_to_masses
 from episeg.evaluation.protocols import protocol_a, protocol_b, score_protocols
 from episeg.types import Turn
+from tests.property_budget import examples
 
 
 @st.composite
@@ -43,7 +44,7 @@ def superdialseg_labels(boundaries, n):
 
 
 class TestProtocolA:
-    @settings(max_examples=300, deadline=None)
+    @settings(max_examples=examples(300), deadline=None)
     @given(segmentations())
     def test_equals_the_superdialseg_code_on_nltk(self, seg):
         ref, hyp, n = seg
@@ -64,7 +65,7 @@ class TestProtocolA:
 
 
 class TestProtocolB:
-    @settings(max_examples=100, deadline=None)
+    @settings(max_examples=examples(100), deadline=None)
     @given(segmentations())
     def test_equals_segeval_defaults(self, seg):
         ref, hyp, n = seg

@@ -16,6 +16,7 @@ from episeg.interfaces.transcript import iter_turns
 from episeg.memory import Memory
 from episeg.testing import HashingEmbedder
 from episeg.types import Actor, Turn
+from tests.property_budget import examples
 
 from .memstore import MemBackend
 
@@ -72,7 +73,7 @@ class TestReaderFuzz:
     def test_only_turns_or_turn_validation_errors(self, batch: list[Any]) -> None:
         _consume(batch)
 
-    @settings(max_examples=300, deadline=None)  # 1,000 took 5-11 s of the fast tier
+    @settings(max_examples=examples(300), deadline=None)  # 1,000 took 5-11 s of the fast tier
     @given(data=st.binary(max_size=2000), assign=st.booleans())
     def test_arbitrary_bytes_file(self, data: bytes, assign: bool) -> None:
         try:

@@ -16,6 +16,7 @@ from episeg.errors import TurnValidationError
 from episeg.memory import Memory
 from episeg.testing import HashingEmbedder, ScriptedJudge
 from episeg.types import Actor, Episode, Turn, TurnType
+from tests.property_budget import examples
 
 from .helpers import by_turns
 from .memstore import MemBackend
@@ -117,7 +118,9 @@ def assert_tiles(rows: dict[str, Episode], turns: list[Turn]) -> None:
 
 class TestReplayEquivalence:
     @pytest.mark.slow  # 150 crash/restart scenarios: 19-35 s on this machine
-    @settings(max_examples=150, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+    @settings(
+        max_examples=examples(150), deadline=None, suppress_health_check=[HealthCheck.too_slow]
+    )
     @given(
         specs=turn_specs, cuts=st.lists(st.integers(0, 40), max_size=4), resend=st.integers(0, 5)
     )
@@ -131,7 +134,9 @@ class TestReplayEquivalence:
         assert_tiles(backend.rows, turns)
 
     @pytest.mark.parametrize("gate", ["ambiguous", "both"])
-    @settings(max_examples=40, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+    @settings(
+        max_examples=examples(40), deadline=None, suppress_health_check=[HealthCheck.too_slow]
+    )
     @given(specs=turn_specs, cuts=st.lists(st.integers(0, 40), min_size=1, max_size=3))
     def test_replay_with_judge_asks_it_nothing_new(
         self, gate: str, specs: Any, cuts: list[int]

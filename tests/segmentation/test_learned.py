@@ -29,6 +29,7 @@ from episeg.segmentation.signals import PIVOT_REASON
 from episeg.segmentation.signals.drift import GradualDrift
 from episeg.testing import HashingEmbedder, ScriptedJudge
 from episeg.types import Decision, Episode, ObservedTurn, Turn, TurnType, Verdict
+from tests.property_budget import examples
 
 # The shipped agent model's logit at turn 6 of the synthetic stream below (a regression pin).
 KNOWN_TURN6_LOGIT = 0.0983850337884748
@@ -228,7 +229,7 @@ class TestLearnedSegmenter:
         seg = learned_segmenter(combiner={"weights": "chat", "roles_known": False})
         assert seg.learned is not None and seg.learned.model.meta["preset"] == "chat"
 
-    @settings(max_examples=40, deadline=None)
+    @settings(max_examples=examples(40), deadline=None)
     @given(st.lists(turn_strategy, min_size=1, max_size=30))
     def test_streaming_equals_batch_and_tiles(self, specs):
         turns = [

@@ -11,6 +11,7 @@ from episeg.errors import ConfigError, TurnValidationError
 from episeg.segmentation.segmenter import Segmenter
 from episeg.testing import HashingEmbedder, ScriptedJudge
 from episeg.types import Decision, Episode, Turn
+from tests.property_budget import examples
 
 WORDS = ["auth", "jwt", "login", "deploy", "prod", "terraform", "retry", "log", "cache", "db"]
 
@@ -56,7 +57,7 @@ def small_config():
 
 
 class TestTiling:
-    @settings(max_examples=60, deadline=None)
+    @settings(max_examples=examples(60), deadline=None)
     @given(st.lists(turn_strategy, min_size=1, max_size=40), st.integers(1, 3))
     def test_episodes_tile_the_stream(self, specs, sessions):
         turns = make_turns(specs, sessions=sessions)
@@ -80,7 +81,7 @@ class TestTiling:
             positions = [int((t.id or "").split(":")[1]) for t in e.turns]
             assert positions == list(range(positions[0], positions[0] + len(positions)))
 
-    @settings(max_examples=60, deadline=None)
+    @settings(max_examples=examples(60), deadline=None)
     @given(st.lists(turn_strategy, min_size=1, max_size=40), st.integers(1, 3))
     def test_streaming_equals_batch(self, specs, sessions):
         turns = make_turns(specs, sessions=sessions)

@@ -14,6 +14,7 @@ from episeg.errors import StoreError
 from episeg.store import ChromaBackend
 from episeg.store.codec import CODEC_VERSION, decode, encode
 from episeg.types import MAX_TS, Decision, Episode, Salience, Turn, TurnType, Verdict
+from tests.property_budget import examples
 
 _runs = itertools.count()
 
@@ -84,7 +85,9 @@ class TestCodec:
         np.testing.assert_array_equal(back.embedding, ep.embedding)
 
     @settings(
-        max_examples=40, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture]
+        max_examples=examples(40),
+        deadline=None,
+        suppress_health_check=[HealthCheck.function_scoped_fixture],
     )
     @given(ep=episodes)
     def test_round_trip_through_chroma(self, shared_backend: ChromaBackend, ep: Episode) -> None:

@@ -15,6 +15,7 @@ from store_helpers import make_episode
 from episeg.errors import StoreError, TenantError
 from episeg.store import ChromaBackend, ChromaEpisodeStore, collection_name
 from episeg.store.codec import encode
+from tests.property_budget import examples
 
 TenantName = Callable[[str], str]
 SECRET = [0.3, -0.2, 0.9, 0.1]
@@ -118,7 +119,9 @@ class TestTenantIsolation:
 
 
 @settings(
-    max_examples=25, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture]
+    max_examples=examples(25),
+    deadline=None,
+    suppress_health_check=[HealthCheck.function_scoped_fixture],
 )
 @given(a=st.text(min_size=1, max_size=40), b=st.text(min_size=1, max_size=40))
 def test_recalled_episode_never_belongs_to_another_tenant(
