@@ -32,6 +32,16 @@ def served(tmp_path: Path) -> Iterator[tuple[InProcessServer, Memory]]:
     memory.close()
 
 
+@pytest.fixture(scope="module")
+def refusing(tmp_path_factory: pytest.TempPathFactory) -> Iterator[tuple[InProcessServer, Memory]]:
+    """One app for the tests whose requests are refused: each checks nothing was recorded."""
+    memory = open_memory(tmp_path_factory.mktemp("refusing"), embedder=HashingEmbedder(dim=64))
+    server = InProcessServer(create_app(memory, KEYS))
+    yield server, memory
+    server.stop()
+    memory.close()
+
+
 def _post(server: InProcessServer, path: str, raw: bytes) -> Any:
     with server.client(KEY_A) as c:
         return c.post(path, content=raw, headers={"content-type": "application/json"})
@@ -53,13 +63,14 @@ class TestUnrepresentableInput:
             b'[{"actor": "user", "text": "x", "ts": NaN}]',
         ],
     )
-    def test_422_not_500(self, served: tuple[InProcessServer, Memory], raw: bytes) -> None:
-        server, memory = served
+    def test_422_not_500(self, refusing: tuple[InProcessServer, Memory], raw: bytes) -> None:
+        server, memory = refusing
+        seen = memory.journal.counts()["seen"]
         path = "/v1/turns:batch" if raw.startswith(b"[") else "/v1/turns"
         answer = _post(server, path, raw)
         assert answer.status_code == 422, answer.text
         assert answer.json()["detail"]
-        assert memory.journal.counts()["seen"] == 0
+        assert memory.journal.counts()["seen"] == seen
 
     def test_json_safe_keeps_ordinary_values(self) -> None:
         value = {"a": [1, 2.5, "ok", None, True]}
@@ -70,10 +81,12 @@ class TestStrictTimes:
     """F20: JSON ``true`` or ``"12"`` is not a time."""
 
     @pytest.mark.parametrize("ts", [b"true", b'"12"', b"[]", b"{}"])
-    def test_refused(self, served: tuple[InProcessServer, Memory], ts: bytes) -> None:
-        server, _ = served
+    def test_refused(self, refusing: tuple[InProcessServer, Memory], ts: bytes) -> None:
+        server, memory = refusing
+        seen = memory.journal.counts()["seen"]
         answer = _post(server, "/v1/turns", b'{"actor": "user", "text": "x", "ts": ' + ts + b"}")
         assert answer.status_code == 422, answer.text
+        assert memory.journal.counts()["seen"] == seen
         assert answer.json()["detail"][0]["loc"] == ["body", "ts"]
 
     def test_integers_are_still_seconds(self, served: tuple[InProcessServer, Memory]) -> None:
@@ -87,10 +100,12 @@ class TestInvalidBodies:
 
     @pytest.mark.parametrize("raw", [b"{not json", b'\xff\xfe{"a": 1}', b'{"text": "\xff"}'])
     @pytest.mark.parametrize("path", ["/v1/turns", "/v1/turns:batch", "/v1/flush", "/v1/recall"])
-    def test_422(self, served: tuple[InProcessServer, Memory], raw: bytes, path: str) -> None:
-        server, _ = served
+    def test_422(self, refusing: tuple[InProcessServer, Memory], raw: bytes, path: str) -> None:
+        server, memory = refusing
+        seen = memory.journal.counts()["seen"]
         answer = _post(server, path, raw)
         assert answer.status_code == 422, answer.text
+        assert memory.journal.counts()["seen"] == seen
         assert isinstance(answer.json()["detail"], list)
 
 
