@@ -39,7 +39,6 @@ from episeg.segmentation.episode import episode_id
 from episeg.segmentation.signals.marker import scan_markers
 from episeg.store.tenants import validate_tenant
 from episeg.types import Actor, Turn
-from episeg.typing import Embedder
 
 __all__ = ["OpenRecall", "open_segments"]
 
@@ -73,7 +72,6 @@ class OpenRecall:
     """
 
     journal: Journal
-    embedder: Embedder
     _clock: Callable[[], float]
 
     if TYPE_CHECKING:  # provided by MemoryRecall
@@ -84,6 +82,7 @@ class OpenRecall:
         self,
         user: str,
         query: str,
+        vector: np.ndarray,
         hits: list[RecallHit],
         k: int,
         *,
@@ -98,13 +97,13 @@ class OpenRecall:
     ) -> list[RecallHit]:
         """``hits`` (stored, best first) with ``user``'s matching open segments merged in.
 
-        They are ranked with the same scoring and share ``k`` and
-        ``max_words`` with the stored episodes (:mod:`episeg.recall.open_segments`).
+        ``vector`` is ``query``'s embedding, computed once for both. They are
+        ranked with the same scoring and share ``k`` and ``max_words`` with the
+        stored episodes (:mod:`episeg.recall.open_segments`).
         """
         corpus = self._open_corpus(validate_tenant(user))
         if not corpus.segments:
             return hits
-        vector = np.asarray(self.embedder.embed([query])[0], dtype=np.float32)
         opened = score_open(
             self._recaller(user),
             corpus,

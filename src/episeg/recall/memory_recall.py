@@ -26,6 +26,8 @@ from collections.abc import Callable, Collection, Mapping, Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+import numpy as np
+
 from episeg.config import EpisegConfig
 from episeg.recall.forgetting import MaintenanceReport, maintain
 from episeg.recall.hierarchical import Expand, HierarchicalRecaller, RecallHit
@@ -54,7 +56,13 @@ class MemoryRecall:
     if TYPE_CHECKING:  # provided by episeg.durability.memory_open.OpenRecall
 
         def _with_open(
-            self, user: str, query: str, hits: list[RecallHit], k: int, **options: Any
+            self,
+            user: str,
+            query: str,
+            vector: np.ndarray,
+            hits: list[RecallHit],
+            k: int,
+            **options: Any,
         ) -> list[RecallHit]: ...
 
     def store(self, user: str) -> IndexedStore:
@@ -121,9 +129,12 @@ class MemoryRecall:
         if min_score is not None and not math.isfinite(min_score):
             raise ValueError(f"min_score must be a finite number, got {min_score!r}")
         wanted = None if metadata is None else validate_metadata(metadata, what="metadata filter")
+        # One query vector serves the stored episodes and the open segments.
+        vector = np.asarray(self.embedder.embed([query])[0], dtype=np.float32)
         hits = self._recaller(user).recall(
-            query,
+            vector,
             k,
+            text=query,
             max_words=max_words,
             since=since,
             until=until,
@@ -138,6 +149,7 @@ class MemoryRecall:
         return self._with_open(  # the open segments too (episeg.durability.memory_open)
             user,
             query,
+            vector,
             hits,
             k,
             max_words=max_words,
