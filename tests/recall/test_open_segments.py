@@ -87,6 +87,15 @@ class TestThroughMemory:
         assert memory.recall("alice", "ferns", until=9.0) == []
         assert [h.open for h in memory.recall("alice", "ferns", session="garden")] == [True]
 
+    def test_forget_drops_the_cached_open_corpus(self, memory: Memory) -> None:
+        memory.observe(_turn("water the ferns on friday", 10.0, session="garden"))
+        memory.observe(_turn("repot the orchid in bark", 10.0, session="kitchen", user="bob"))
+        assert memory.recall("alice", "ferns") and memory.recall("bob", "orchid")  # both cached
+        memory.forget("alice", session="garden")
+        assert "alice" not in memory._open_corpora  # the erased text is not kept in memory
+        assert "bob" in memory._open_corpora  # another tenant's cache stays
+        assert memory.recall("alice", "water the ferns on friday") == []
+
     def test_markers_are_stripped_as_in_stored_episodes(self, memory: Memory) -> None:
         memory.observe(_turn("repot the orchid?", 1.0))
         memory.observe(_turn("<new_subtask> repot the orchid in bark", 2.0, actor="assistant"))

@@ -73,6 +73,7 @@ class OpenRecall:
 
     journal: Journal
     _clock: Callable[[], float]
+    _open_corpora: dict[str, tuple[tuple[int, int], OpenCorpus]]  # tenant -> (version, corpus)
 
     if TYPE_CHECKING:  # provided by MemoryRecall
 
@@ -122,12 +123,10 @@ class OpenRecall:
 
     def _open_corpus(self, tenant: str) -> OpenCorpus:
         """``tenant``'s open segments and indexes, rebuilt only when its open turns changed."""
-        cache: dict[str, tuple[tuple[int, int], OpenCorpus]]
-        cache = self.__dict__.setdefault("_open_corpora", {})
         version = self.journal.open_version(tenant)
-        found = cache.get(tenant)
+        found = self._open_corpora.get(tenant)
         if found is not None and found[0] == version:
             return found[1]
         corpus = OpenCorpus(open_segments(self.journal, tenant))
-        cache[tenant] = (version, corpus)
+        self._open_corpora[tenant] = (version, corpus)
         return corpus

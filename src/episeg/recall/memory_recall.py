@@ -32,6 +32,7 @@ from episeg.config import EpisegConfig
 from episeg.recall.forgetting import MaintenanceReport, maintain
 from episeg.recall.hierarchical import Expand, HierarchicalRecaller, RecallHit
 from episeg.recall.index import IndexedStore
+from episeg.recall.open_corpus import OpenCorpus
 from episeg.recall.snapshot import PersistentIndexedStore
 from episeg.store.tenants import collection_name, validate_tenant
 from episeg.store.usermeta import MetaScalar, validate_metadata
@@ -52,6 +53,7 @@ class MemoryRecall:
     _lock: threading.RLock
     _stores: dict[str, IndexedStore]
     _recallers: dict[str, HierarchicalRecaller]
+    _open_corpora: dict[str, tuple[tuple[int, int], OpenCorpus]]
 
     if TYPE_CHECKING:  # provided by episeg.durability.memory_open.OpenRecall
 
@@ -212,7 +214,8 @@ class MemoryRecall:
             return self._recallers[store.tenant]
 
     def _drop_tenant_cache(self, tenant: str) -> None:
-        """Forget ``tenant``'s cached index and recaller (they hold text): rebuilt on next use."""
+        """Forget ``tenant``'s cached index, recaller and open corpus (they hold text)."""
         with self._lock:
             self._stores.pop(tenant, None)
             self._recallers.pop(tenant, None)
+            self._open_corpora.pop(tenant, None)
