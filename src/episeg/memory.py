@@ -147,7 +147,9 @@ class Memory(
         # without an LLM judge, summaries are extractive (the most representative turn)
         self._extractive = self.judge is None or self.judge.name == "local"
         self.journal = Journal(self.path / "journal.sqlite3" if journal else ":memory:")
-        self._writer = PendingWriter(self.journal, self.store, retry_interval=retry_interval)
+        self._writer = PendingWriter(
+            self.journal, self.store, retry_interval=retry_interval, rebuild=self.rebuild_store
+        )
         self.sessions = SessionPool(
             lambda: Segmenter(config=self.config, embedder=embedder, judge=self.judge),
             self.journal,

@@ -28,6 +28,7 @@ import threading
 from collections.abc import Callable, Iterable, Sequence
 from typing import TYPE_CHECKING
 
+from episeg.config import EpisegConfig
 from episeg.durability.ids import globalise
 from episeg.durability.journal import Journal
 from episeg.durability.outbox import PendingWriter
@@ -35,9 +36,10 @@ from episeg.durability.recovery import RecoveryReport, recover
 from episeg.durability.sessions import SessionPool
 from episeg.errors import EpisegError, JournalError
 from episeg.recall.summary import extractive_summary
+from episeg.store.repair import rebuild_tenant, resume_rebuilds
 from episeg.store.tenants import validate_tenant
 from episeg.types import Episode, Salience, Turn
-from episeg.typing import SalienceScorer
+from episeg.typing import Embedder, SalienceScorer, StoreBackend
 
 __all__ = ["MemoryWrites"]
 
@@ -54,10 +56,14 @@ class MemoryWrites:
     _broken: JournalError | None
     _extractive: bool
     _clock: Callable[[], float]
+    backend: StoreBackend
+    embedder: Embedder
+    config: EpisegConfig
 
-    if TYPE_CHECKING:  # provided by IdleClosing
+    if TYPE_CHECKING:  # provided by IdleClosing and MemoryRecall
 
         def _close_idle_if_due(self, user: str) -> list[Episode]: ...
+        def _drop_tenant_cache(self, tenant: str) -> None: ...
 
     def observe(self, turn: Turn) -> list[Episode]:
         """Take one turn; return the episodes it closed that are now stored.
@@ -206,7 +212,32 @@ class MemoryWrites:
             self._broken = exc
             log.error("cannot rebuild sessions %s from the journal: %s", keys, exc)
 
+    def rebuild_store(self, user: str) -> int:
+        """Rebuild ``user``'s collections after Chroma tore their vector segment (``kill -9``).
+
+        The episodes are read from the embedded store's SQLite file, their
+        vectors kept where they still read and otherwise computed again with
+        this memory's embedder (:mod:`episeg.store.repair`). A store write that
+        fails on a torn segment calls this itself. Returns the episodes kept.
+
+        Raises
+        ------
+        StoreError
+            Not an embedded store, or a step failed (run it again: a rebuild
+            interrupted after its file was written is finished at start-up).
+        """
+        tenant = validate_tenant(user)
+        limit = self.config.embedding.max_chars
+        with self.sessions.lock(tenant):
+            kept = rebuild_tenant(
+                self.backend, tenant, lambda texts: self.embedder.embed([t[:limit] for t in texts])
+            )
+            self._drop_tenant_cache(tenant)  # its cached store holds the dropped collection
+        return kept
+
     def _recover(self) -> RecoveryReport:
+        for tenant in resume_rebuilds(self.backend):
+            self._drop_tenant_cache(tenant)
         return recover(self.sessions, self._writer)
 
     def _score(self, episode: Episode) -> Salience:

@@ -16,6 +16,7 @@ from collections.abc import Callable, Sequence
 from typing import TYPE_CHECKING
 
 from episeg.errors import JournalError, StoreError
+from episeg.store.repair import is_torn
 from episeg.types import Episode
 from episeg.typing import EpisodeStore
 
@@ -39,12 +40,23 @@ class PendingWriter:
     retry_interval
         After a failure, seconds during which new writes are not tried (they
         queue in the outbox) and :meth:`retry_if_due` does nothing.
+    rebuild
+        Called with the tenant when a write failed because Chroma tore that
+        tenant's vector segment (:func:`episeg.store.repair.is_torn`); the
+        write is tried once more after it. ``None``: such writes wait like
+        any other failed write.
     """
 
     def __init__(
-        self, journal: Journal, store_for: Callable[[str], EpisodeStore], *, retry_interval: float
+        self,
+        journal: Journal,
+        store_for: Callable[[str], EpisodeStore],
+        *,
+        retry_interval: float,
+        rebuild: Callable[[str], object] | None = None,
     ) -> None:
         self.journal, self.store_for, self.retry_interval = journal, store_for, retry_interval
+        self.rebuild = rebuild
         self._waiting: set[str] = set()  # tenants with episodes left in the outbox
         self._retry_at = 0.0
         self._lock = threading.Lock()
@@ -107,12 +119,31 @@ class PendingWriter:
 
     def _store_one(self, episode: Episode) -> bool:
         try:
-            self.store_for(episode.user).add([episode])
+            self._add(episode)
         except StoreError as exc:
             with self._lock:
                 self._retry_at = time.monotonic() + self.retry_interval
             log.warning("episode %s kept in the outbox, store write failed: %s", episode.id, exc)
             return False
+        self._confirm(episode)
+        return True
+
+    def _add(self, episode: Episode) -> None:
+        """Write one episode; a torn vector segment is rebuilt (when possible) and tried again."""
+        try:
+            self.store_for(episode.user).add([episode])
+        except StoreError as exc:
+            if self.rebuild is None or not is_torn(exc):
+                raise
+            log.error(
+                "tenant %r's Chroma vector segment is torn (%s); rebuilding its collections",
+                episode.user,
+                exc,
+            )
+            self.rebuild(episode.user)
+            self.store_for(episode.user).add([episode])
+
+    def _confirm(self, episode: Episode) -> None:
         try:
             self.journal.confirm(episode.id)
         except JournalError as exc:  # stored twice later is harmless: the write is an upsert
@@ -121,4 +152,3 @@ class PendingWriter:
                 episode.id,
                 exc,
             )
-        return True

@@ -1,4 +1,4 @@
-"""CLI commands that manage what is stored: ``episeg forget``.
+"""CLI commands that manage what is stored: ``episeg forget`` and ``episeg repair``.
 
 ``episeg forget --user U (--episode ID | --session S | --all)`` erases
 everywhere (:meth:`episeg.memory.Memory.forget`): both Chroma collections,
@@ -8,11 +8,15 @@ embedded store's file. It prints what was erased (one JSON object with
 With ``--chroma-url`` the server's ``chroma.sqlite3`` keeps freed pages until
 ``chroma vacuum --path DIR`` is run where the server keeps its data.
 
+``episeg repair --user U`` rebuilds a tenant's collections after a ``kill -9``
+tore embedded Chroma's vector segment (:meth:`episeg.memory.Memory.rebuild_store`;
+a store write does it by itself, a read reports it).
+
 >>> import argparse
 >>> sub = argparse.ArgumentParser(prog="episeg").add_subparsers(dest="command")
 >>> add_parsers(sub, [])
 >>> sorted(MANAGE)
-['edit', 'episode', 'forget', 'tenants', 'unarchive']
+['edit', 'episode', 'forget', 'repair', 'tenants', 'unarchive']
 """
 
 from __future__ import annotations
@@ -43,10 +47,32 @@ def add_parsers(sub: Any, parents: Sequence[argparse.ArgumentParser]) -> None:
     target.add_argument("--episode", metavar="ID", help="one stored episode")
     target.add_argument("--session", metavar="S", help="one session: its episodes and open turns")
     target.add_argument("--all", action="store_true", help="everything of --user")
-    if not parents:  # the doctest builds the parser alone
-        p.add_argument("--path", default=".episeg")
-        p.add_argument("--chroma-url")
-        p.add_argument("--json", action="store_true")
+    r = sub.add_parser(
+        "repair",
+        parents=list(parents),
+        help="rebuild a user's collections after kill -9 tore embedded Chroma's vector index",
+    )
+    r.add_argument("--user", required=True, help="tenant (user) whose collections to rebuild")
+    for each in (p, r) if not parents else ():  # the doctest builds the parser alone
+        each.add_argument("--path", default=".episeg")
+        each.add_argument("--chroma-url")
+        each.add_argument("--json", action="store_true")
+
+
+def _repair(args: argparse.Namespace) -> int:
+    from episeg.interfaces.runtime import open_memory
+
+    memory = open_memory(args.path, chroma_url=args.chroma_url)
+    try:
+        kept = memory.rebuild_store(args.user)
+        stored = memory.retry_pending()
+    finally:
+        memory.close()
+    if args.json:
+        print(json.dumps({"user": args.user, "episodes": kept, "pending_stored": len(stored)}))
+    else:
+        print(f"rebuilt {args.user}: {kept} episode(s) kept, {len(stored)} pending write(s) stored")
+    return 0
 
 
 def _forget(args: argparse.Namespace) -> int:
@@ -74,4 +100,8 @@ def _forget(args: argparse.Namespace) -> int:
     return 0
 
 
-MANAGE: dict[str, Callable[[argparse.Namespace], int]] = {"forget": _forget, **cli_edit.EDIT}
+MANAGE: dict[str, Callable[[argparse.Namespace], int]] = {
+    "forget": _forget,
+    "repair": _repair,
+    **cli_edit.EDIT,
+}

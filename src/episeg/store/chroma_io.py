@@ -22,7 +22,14 @@ from chromadb.errors import ChromaError
 
 from episeg.errors import StoreError, StoreUnavailableError
 
-__all__ = ["CHROMA_MAX_INT", "COLLECTION_CONFIG", "READ_INCLUDE", "translate"]
+__all__ = [
+    "CHROMA_MAX_INT",
+    "COLLECTION_CONFIG",
+    "READ_INCLUDE",
+    "TORN_HINT",
+    "TORN_SEGMENT",
+    "translate",
+]
 
 # limit/offset/n_results cross into Chroma's Rust core as 32-bit integers (OverflowError above)
 CHROMA_MAX_INT = 2**31 - 1
@@ -34,6 +41,12 @@ READ_INCLUDE: Any = ["metadatas", "embeddings"]
 # metadata) at once; with the default 1,000 a forgotten text stays in that log until
 # 1,000 more writes (issue 12, forget). Costs ~40% per small write (measured 2026-12-03).
 COLLECTION_CONFIG: Any = {"hnsw": {"space": "cosine", "sync_threshold": 1}}
+# Chroma's words for a vector segment a kill -9 tore (see episeg.store.repair).
+TORN_SEGMENT = ("hnsw segment", "pickle file")
+TORN_HINT = (
+    " (a kill -9 tore this tenant's vector index: a store write rebuilds it by itself, or "
+    "run `episeg repair --user USER` / Memory.rebuild_store(user))"
+)
 
 
 @contextmanager
@@ -44,7 +57,8 @@ def translate(what: str) -> Iterator[None]:
     except (httpx.TransportError, ConnectionError, TimeoutError) as exc:
         raise StoreUnavailableError(f"Chroma store unreachable during {what}: {exc}") from exc
     except ChromaError as exc:
-        raise StoreError(f"Chroma rejected {what}: {exc}") from exc
+        hint = TORN_HINT if any(s in str(exc).lower() for s in TORN_SEGMENT) else ""
+        raise StoreError(f"Chroma rejected {what}: {exc}{hint}") from exc
     except httpx.HTTPStatusError as exc:
         raise StoreError(f"Chroma server refused {what}: {exc}") from exc
     except ValueError as exc:
