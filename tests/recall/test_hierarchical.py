@@ -121,6 +121,18 @@ class TestHits:
         assert hit.episode_id == "alice-pasta"
         assert hit.neighbours_before == () and hit.neighbours_after == ("alice-deploy",)
 
+    def test_recall_without_neighbours_leaves_the_session_order_unbuilt(
+        self, recaller: HierarchicalRecaller
+    ) -> None:
+        # the order is rebuilt over every card after a write: only a recall asking for
+        # neighbours may pay for that (at 10^5 episodes it cost more than the recall)
+        index = recaller.store.index
+        assert index._sessions_dirty  # written, never asked
+        assert recaller.recall("tomato pasta sauce garlic", k=2)
+        assert index._sessions_dirty
+        recaller.recall("tomato pasta sauce garlic", k=1, neighbours=1)
+        assert not index._sessions_dirty
+
     def test_time_range_and_session(self, recaller: HierarchicalRecaller) -> None:
         t0 = 1.7e9
         ids = {h.episode_id for h in recaller.recall("tomato", k=5, since=t0 + 2 * DAY)}

@@ -89,6 +89,45 @@ class TestTopK:
             for k in (1, 3, 17, 60):
                 assert idx.top(query, k=k) == full[:k]
 
+    def test_threshold_keeps_every_row_of_the_top_k(self) -> None:
+        import numpy as np
+
+        from episeg.recall.lexical import _threshold
+
+        rng = np.random.default_rng(3)
+        for trial in range(200):
+            n = int(rng.integers(1, 5000))
+            # few distinct values (many ties) and many zeros, like BM25 over short texts
+            scores = rng.integers(0, int(rng.integers(2, 40)), size=n).astype(np.float32)
+            scores *= np.float32(rng.random())
+            scores[rng.random(n) < rng.random()] = 0.0
+            for k in (1, 7, 200):
+                for rounds in (0, 24):
+                    t = _threshold(scores, k, rounds=rounds)
+                    positive = np.sort(scores[scores > 0])[::-1]
+                    assert t > 0
+                    kept = scores >= t
+                    assert not kept[scores == 0].any()
+                    if len(positive):  # every row scoring at least the k-th best is kept
+                        kth = positive[min(k, len(positive)) - 1]
+                        assert kept[scores >= kth].all(), (trial, k, rounds)
+
+    def test_top_equals_a_full_sort_on_a_large_skewed_index(self) -> None:
+        import numpy as np
+
+        rng = np.random.default_rng(5)
+        # Zipf words: the commonest matches almost every document (the bisection's case)
+        words = [f"w{min(int(r), 500)}" for r in rng.zipf(1.3, size=12 * 3000)]
+        texts = [" ".join(words[i * 12 : (i + 1) * 12]) for i in range(3000)]
+        idx: LexicalIndex[int] = LexicalIndex()
+        idx.add(list(range(3000)), texts)
+        idx.remove(list(range(0, 3000, 11)))
+        for query in ("w1", "w1 w2", "w1 w1 w30", "w2 w7 w450"):
+            full = idx.top(query, k=10_000)
+            assert [s for _, s in full] == sorted((s for _, s in full), reverse=True)
+            for k in (1, 10, 200):
+                assert idx.top(query, k=k) == full[:k]
+
     def test_tokens_once_equals_text(self) -> None:
         idx: LexicalIndex[str] = LexicalIndex()
         idx.add_tokens(["a", "b"], tokenize(["pasta sauce", "deploy pasta"]))

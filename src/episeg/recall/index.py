@@ -159,6 +159,8 @@ class TenantIndex:
 
     def neighbours(self, episode_id: str, n: int) -> tuple[builtins.list[str], builtins.list[str]]:
         """Ids of up to ``n`` episodes before and after ``episode_id`` in its session."""
+        if n < 1:  # before the rebuild: a recall without neighbours never pays for it
+            return [], []
         if self._sessions_dirty:
             by_session: dict[str, builtins.list[EpisodeCard]] = {}
             for each in self.cards.values():
@@ -169,7 +171,7 @@ class TenantIndex:
             }
             self._sessions_dirty = False
         card = self.cards.get(episode_id)
-        if card is None or n < 1:
+        if card is None:
             return [], []
         order = self._sessions[card.session]
         at = order.index(episode_id)  # O(session length): fine for a handful of hits

@@ -43,27 +43,26 @@ def rank(
     """Candidates best first, and each candidate episode's extra terms."""
     p = config.recall
     w_rec, w_imp, w_rel = p.weights if weights is None else weights
-    ids = {e for e, _ in cands}
-    known = [cards[i].importance for i in ids if cards[i].importance is not None]
-    fill = statistics.median([v for v in known if v is not None]) if known else 0.0
+    found = [cards[e] for e in {e for e, _ in cands}]
+    fill = 0.0  # a missing importance weighs as the median of the known ones
+    if w_imp:
+        known = [c.importance for c in found if c.importance is not None]
+        fill = statistics.median(known) if known else 0.0
     extras: dict[str, Extras] = {}
-    for episode_id in ids:
-        card = cards[episode_id]
-        ref = card.last_accessed if card.last_accessed is not None else card.closed_at
-        recency = p.recency_base ** (max(0.0, now - ref) / 3600.0)
+    # ties: importance, then the more recent episode, then id and position
+    tie: dict[str, tuple[float, float]] = {}
+    for card in found:
+        recency = 0.0  # a zero weight skips its term's arithmetic, not its value (0.0)
+        if w_rec:
+            ref = card.last_accessed if card.last_accessed is not None else card.closed_at
+            recency = p.recency_base ** (max(0.0, now - ref) / 3600.0)
         importance = fill if card.importance is None else card.importance
         reinf = 0.0
         if p.reinforcement_weight and card.recall_count > 0:
             reinf = p.reinforcement_weight * card_retention(card, config, now)
-        extras[episode_id] = (
-            w_rec * recency,
-            w_imp * importance,
-            reinf,
-            card.importance is None,
-        )
+        extras[card.id] = (w_rec * recency, w_imp * importance, reinf, card.importance is None)
+        tie[card.id] = (-(card.importance or 0.0), -card.closed_at)
     scale = (p.rrf_k + 1) / n_lists
-    # ties: importance, then the more recent episode, then id and position
-    tie = {e: (-(cards[e].importance or 0.0), -cards[e].closed_at) for e in ids}
     rows = []
     for key, c in cands.items():
         rec, imp, reinf, _ = extras[key[0]]
