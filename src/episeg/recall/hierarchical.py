@@ -147,7 +147,9 @@ class HierarchicalRecaller:
         chosen = select(ranked, index.cards, k, max_words, expand, context)
         if not chosen:
             return []
-        episodes = {ep.id: ep for ep in self._store.get(list(chosen))}
+        # through the store's cache of recently returned episodes (valid while their cards are)
+        fetched = self._store.recent.get(list(chosen), index.cards, self._store.get)
+        episodes = {ep.id: ep for ep in fetched}
         hits = []
         for episode_id, (score, relevance, positions) in chosen.items():
             ep = episodes.get(episode_id)

@@ -1,19 +1,17 @@
 """What recall keeps in memory per tenant: a catalogue of episodes and two BM25 indexes.
 
-:class:`TenantIndex` is built from one tenant-bound store (every episode,
-archived ones included, read page by page) and kept up to date by the
-writes that go through :class:`IndexedStore`. It holds, per episode, what
-ranking and filtering need without reading the store (session, times,
-turn count, salience, recall state, user metadata) and two lexical indexes
+:class:`TenantIndex` is built from one tenant-bound store (every episode, archived ones
+included, read page by page) and kept current by the writes through :class:`IndexedStore`.
+It holds, per episode, what ranking and filtering need without reading the store (session,
+times, turn count, salience, recall state, user metadata) and two lexical indexes
 (:class:`~episeg.recall.lexical.LexicalIndex`): one over single turns, keyed
 ``(episode id, position)``, and one over whole episodes, keyed by id.
 
-Freshness: writes through :class:`IndexedStore` update the index at once;
-writes by anyone else (another process on a shared ``chroma run`` server)
-are noticed when the store's episode count no longer matches, and the index
-is rebuilt from the store. Tenant isolation holds by construction: the
-index is filled only from its own tenant's store, and recall fetches every
-returned episode through that same store.
+Freshness: writes through :class:`IndexedStore` update the index at once; writes by anyone else
+(another process on a shared ``chroma run`` server) are noticed when the store's episode count
+no longer matches, and the index is rebuilt from the store. Tenant isolation holds by
+construction: the index is filled only from its own tenant's store, and recall reads every
+returned episode through that same store (or its cache, ``recent``).
 
 >>> import tempfile
 >>> from episeg.store import ChromaBackend
@@ -40,6 +38,7 @@ from typing import Any
 
 import numpy as np
 
+from episeg.recall.episode_cache import EpisodeCache
 from episeg.recall.lexical import LexicalIndex, tokenize
 from episeg.store.usermeta import MetaScalar
 from episeg.types import Episode
@@ -159,7 +158,7 @@ class TenantIndex:
 
     def neighbours(self, episode_id: str, n: int) -> tuple[builtins.list[str], builtins.list[str]]:
         """Ids of up to ``n`` episodes before and after ``episode_id`` in its session."""
-        if n < 1:  # before the rebuild: a recall without neighbours never pays for it
+        if n < 1 or episode_id not in self.cards:  # before the rebuild: only if it is needed
             return [], []
         if self._sessions_dirty:
             by_session: dict[str, builtins.list[EpisodeCard]] = {}
@@ -170,10 +169,7 @@ class TenantIndex:
                 for s, cs in by_session.items()
             }
             self._sessions_dirty = False
-        card = self.cards.get(episode_id)
-        if card is None:
-            return [], []
-        order = self._sessions[card.session]
+        order = self._sessions[self.cards[episode_id].session]
         at = order.index(episode_id)  # O(session length): fine for a handful of hits
         return order[max(0, at - n) : at], order[at + 1 : at + 1 + n]
 
@@ -193,10 +189,10 @@ class TenantIndex:
 class IndexedStore:
     """A tenant-bound store whose writes also keep a :class:`TenantIndex` current.
 
-    Implements :class:`~episeg.typing.EpisodeStore` by delegation; ``add``
-    fills missing turn vectors with ``embed_turns`` (when given) so the
-    store's turn index holds every turn. Writes by others are noticed through
-    the store's count, read at most every ``check_interval`` seconds.
+    Implements :class:`~episeg.typing.EpisodeStore` by delegation; ``add`` fills missing turn
+    vectors with ``embed_turns`` (when given) so the store's turn index holds every turn.
+    Writes by others are noticed through the store's count, read at most every
+    ``check_interval`` seconds. ``recent`` caches episodes recall returned (see its module).
     """
 
     def __init__(
@@ -213,6 +209,7 @@ class IndexedStore:
         self._index: TenantIndex | None = None
         self._known_count = -1
         self._lock = threading.RLock()
+        self.recent = EpisodeCache()
 
     @property
     def tenant(self) -> str:
@@ -233,6 +230,7 @@ class IndexedStore:
             count = self._store.count()
             self._checked_at = now
             if self._index is None or count != self._known_count:
+                self.recent.clear()
                 self._index = self._fresh_index(count)
                 self._known_count = count
             return self._index
@@ -287,6 +285,7 @@ class IndexedStore:
     def delete(self, ids: Sequence[str]) -> None:
         with self._lock:
             self._store.delete(ids)
+            self.recent.drop(ids)
             if self._index is not None:
                 before = len(self._index)
                 self._index.remove(ids)
