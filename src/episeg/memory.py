@@ -134,7 +134,9 @@ class Memory(
         self.config = config or EpisegConfig()
         self.path = Path(path)
         self.path.mkdir(parents=True, exist_ok=True)
-        self.embedder = embedder = embedder or default_embedder(self.config)
+        self.embedder = embedder = (
+            embedder if embedder is not None else default_embedder(self.config)
+        )
         self.judge: Judge | None = resolve_judge(judge, embedder)
         self.scorer: SalienceScorer | None = resolve_scorer(scorer, embedder, self.config)
         self.backend: StoreBackend = backend or ChromaBackend.persistent(self.path / "chroma")

@@ -110,7 +110,7 @@ def run_segment_bench(
     ``embedder``: default :func:`~episeg.defaults.default_embedder`.
     """
     check_sizes(rounds=rounds, single_turns=single_turns, turns=n_turns)
-    embedder = embedder or default_embedder()
+    embedder = embedder if embedder is not None else default_embedder()
     encode = raw_encoder(embedder)
     rows = load_texts(data, n_turns)
     texts = [text for _, _, text in rows]

@@ -85,7 +85,7 @@ class Segmenter:
         keep_trace: bool = False,
     ) -> None:
         self.config = config or EpisegConfig()
-        self.embedder = embedder or default_embedder(self.config)
+        self.embedder = embedder if embedder is not None else default_embedder(self.config)
         self.judge = judge
         self.tap = JudgeTap(judge) if judge is not None else None
         chosen = (

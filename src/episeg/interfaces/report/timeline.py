@@ -89,8 +89,8 @@ def build_timelines(
     ``config.salience.anchors``; the judge is the offline :class:`LocalJudge`.
     """
     config = config or EpisegConfig()
-    embedder = embedder or default_embedder(config)
-    scorer = scorer or default_scorer(embedder, config)
+    embedder = embedder if embedder is not None else default_embedder(config)
+    scorer = scorer if scorer is not None else default_scorer(embedder, config)
     segmenter = Segmenter(
         config=config, embedder=embedder, judge=default_judge(embedder), keep_trace=True
     )
