@@ -23,13 +23,14 @@ from __future__ import annotations
 
 import json
 import os
-from typing import Any
-
-import anthropic
+from typing import TYPE_CHECKING, Any
 
 from episeg.errors import ConfigError, JudgeError
 from episeg.llm._base import RetryPolicy, check_request_limits, validate_reply
 from episeg.llm._retry import Failure, classify_status, run_with_retries
+
+if TYPE_CHECKING:
+    import anthropic
 
 __all__ = ["AnthropicBackend"]
 
@@ -81,7 +82,9 @@ class AnthropicBackend:
         self._max_tokens = max_tokens
         self._retry = retry or RetryPolicy()
         self._calls = 0
-        self._client = anthropic.Anthropic(
+        import anthropic  # here, not at module top: the SDK takes ~1-2 s to import
+
+        self._client: anthropic.Anthropic = anthropic.Anthropic(
             api_key=key, base_url=base_url, timeout=timeout, max_retries=0
         )
 
@@ -135,6 +138,8 @@ def _tool_input(message: Any, tool_name: str, schema: dict[str, Any]) -> dict[st
 
 
 def _classify(exc: Exception) -> Failure | None:
+    import anthropic  # loaded by the constructor already
+
     if isinstance(exc, anthropic.APITimeoutError):
         return Failure("request timed out", retryable=True, unavailable=True)
     if isinstance(exc, anthropic.APIConnectionError):

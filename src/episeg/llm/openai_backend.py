@@ -24,9 +24,7 @@ from __future__ import annotations
 
 import json
 import os
-from typing import Any
-
-import openai
+from typing import TYPE_CHECKING, Any
 
 from episeg.errors import ConfigError, JudgeError
 from episeg.llm._base import (
@@ -36,6 +34,9 @@ from episeg.llm._base import (
     validate_reply,
 )
 from episeg.llm._retry import Failure, classify_status, run_with_retries
+
+if TYPE_CHECKING:
+    import openai
 
 __all__ = ["OpenAICompatibleBackend"]
 
@@ -94,7 +95,11 @@ class OpenAICompatibleBackend:
         self._structured = structured
         self._retry = retry or RetryPolicy()
         self._calls = 0
-        self._client = openai.OpenAI(api_key=key, base_url=base_url, timeout=timeout, max_retries=0)
+        import openai  # here, not at module top: the SDK takes ~1 s to import
+
+        self._client: openai.OpenAI = openai.OpenAI(
+            api_key=key, base_url=base_url, timeout=timeout, max_retries=0
+        )
 
     @property
     def name(self) -> str:
@@ -153,6 +158,8 @@ def _content(completion: Any) -> str:
 
 
 def _classify(exc: Exception) -> Failure | None:
+    import openai  # loaded by the constructor already
+
     if isinstance(exc, openai.APITimeoutError):
         return Failure("request timed out", retryable=True, unavailable=True)
     if isinstance(exc, openai.APIConnectionError):
