@@ -104,6 +104,7 @@ class AsyncMemory:
     pending_writes = _off_loop(Memory.pending_writes)
     retry_pending = _off_loop(Memory.retry_pending)
     close_idle = _off_loop(Memory.close_idle)
+    rebuild_store = _off_loop(Memory.rebuild_store)
     close = _off_loop(Memory.close)
     # reading
     store = _off_loop(Memory.store)
