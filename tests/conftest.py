@@ -2,9 +2,18 @@
 
 The fast tier (``-m "not slow"``) runs fewer property-test examples: see
 :mod:`tests.property_budget`; the whole suite (CI) runs all of them.
+
+``tmp_path`` folders live on a RAM file system (``/dev/shm``) when the machine
+has one: every test that opens a Memory creates a real SQLite journal and a real
+embedded Chroma there, and their fsyncs cost ~50 ms per store on a disk (~0 on
+tmpfs). ``EPISEG_TEST_TMPFS=0`` keeps them under the usual temporary directory;
+an explicit ``--basetemp`` or ``PYTEST_DEBUG_TEMPROOT`` wins.
 """
 
 from __future__ import annotations
+
+import os
+from pathlib import Path
 
 import pytest
 from hypothesis import settings
@@ -14,11 +23,32 @@ from tests import property_budget
 
 settings.register_profile("fast", max_examples=property_budget.FAST_PROFILE_EXAMPLES)
 
+RAM_DISK = Path("/dev/shm")
+_MIN_FREE_BYTES = 2 * 1024**3  # a fast-tier run writes ~100 MB; leave room for everyone else
+
+
+def ram_temp_root(candidate: Path = RAM_DISK) -> Path | None:
+    """``candidate`` if it is a writable folder with at least 2 GiB free, else None.
+
+    >>> ram_temp_root(Path("/no/such/folder")) is None
+    True
+    """
+    if not candidate.is_dir() or not os.access(candidate, os.W_OK | os.X_OK):
+        return None
+    stat = os.statvfs(candidate)
+    return candidate if stat.f_bavail * stat.f_frsize >= _MIN_FREE_BYTES else None
+
 
 def pytest_configure(config: pytest.Config) -> None:
     if "not slow" in (config.option.markexpr or ""):
         property_budget.use_fast_tier()
         settings.load_profile("fast")
+    wanted = os.environ.get("EPISEG_TEST_TMPFS", "1") != "0"
+    if wanted and config.option.basetemp is None and "PYTEST_DEBUG_TEMPROOT" not in os.environ:
+        root = ram_temp_root()
+        if root is not None:
+            # read by pytest's tmp_path_factory when it makes its first folder
+            os.environ["PYTEST_DEBUG_TEMPROOT"] = str(root)
 
 
 @pytest.fixture(scope="session")
