@@ -6,13 +6,16 @@ The fast tier (``-m "not slow"``) runs fewer property-test examples: see
 ``tmp_path`` folders live on a RAM file system (``/dev/shm``) when the machine
 has one: every test that opens a Memory creates a real SQLite journal and a real
 embedded Chroma there, and their fsyncs cost ~50 ms per store on a disk (~0 on
-tmpfs). ``EPISEG_TEST_TMPFS=0`` keeps them under the usual temporary directory;
-an explicit ``--basetemp`` or ``PYTEST_DEBUG_TEMPROOT`` wins.
+tmpfs); so do the folders of ``tempfile.mkdtemp()`` (the doctests' stores), which
+are removed when the run ends. ``EPISEG_TEST_TMPFS=0`` keeps both under the usual
+temporary directory; an explicit ``--basetemp`` or ``PYTEST_DEBUG_TEMPROOT`` wins.
 """
 
 from __future__ import annotations
 
 import os
+import shutil
+import tempfile
 from pathlib import Path
 
 import pytest
@@ -25,6 +28,7 @@ settings.register_profile("fast", max_examples=property_budget.FAST_PROFILE_EXAM
 
 RAM_DISK = Path("/dev/shm")
 _MIN_FREE_BYTES = 2 * 1024**3  # a fast-tier run writes ~100 MB; leave room for everyone else
+_TEMPFILE = pytest.StashKey[tuple[str | None, str | None]]()
 
 
 def ram_temp_root(candidate: Path = RAM_DISK) -> Path | None:
@@ -43,12 +47,23 @@ def pytest_configure(config: pytest.Config) -> None:
     if "not slow" in (config.option.markexpr or ""):
         property_budget.use_fast_tier()
         settings.load_profile("fast")
-    wanted = os.environ.get("EPISEG_TEST_TMPFS", "1") != "0"
-    if wanted and config.option.basetemp is None and "PYTEST_DEBUG_TEMPROOT" not in os.environ:
-        root = ram_temp_root()
-        if root is not None:
-            # read by pytest's tmp_path_factory when it makes its first folder
-            os.environ["PYTEST_DEBUG_TEMPROOT"] = str(root)
+    root = ram_temp_root() if os.environ.get("EPISEG_TEST_TMPFS", "1") != "0" else None
+    if root is None:
+        return
+    if config.option.basetemp is None:
+        # read by pytest's tmp_path_factory when it makes its first folder
+        os.environ.setdefault("PYTEST_DEBUG_TEMPROOT", str(root))
+    # tempfile.mkdtemp() (the doctests' stores) goes to a folder of this run, removed at the end
+    folder = tempfile.mkdtemp(prefix="episeg-tests-", dir=root)
+    config.stash[_TEMPFILE] = (folder, tempfile.tempdir)
+    tempfile.tempdir = folder
+
+
+def pytest_unconfigure(config: pytest.Config) -> None:
+    folder, before = config.stash.get(_TEMPFILE, (None, None))
+    if folder is not None:
+        tempfile.tempdir = before
+        shutil.rmtree(folder, ignore_errors=True)
 
 
 @pytest.fixture(scope="session")
