@@ -54,8 +54,8 @@ _CORRECTION = re.compile(
 
 def content_words(text: str) -> list[str]:
     """Lower-cased content words in order (stopwords and 1-2 letter words dropped)."""
-    words = (w.strip("'-_") for w in _WORD.findall(text.lower()))
-    return [w for w in words if len(w) >= 3 and w not in STOPWORDS]
+    # _WORD's matches start and end with a letter or digit: nothing to strip off them.
+    return [w for w in _WORD.findall(text.lower()) if len(w) >= 3 and w not in STOPWORDS]
 
 
 def is_tool_error(turn: Turn) -> bool:

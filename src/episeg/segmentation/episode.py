@@ -59,7 +59,8 @@ class OpenEpisode:
         """The closed episode: its embedding is the normalised mean of its turns' (kept too)."""
         if not self.turns:
             raise ValueError("cannot close an empty episode")
-        mean = np.mean(np.stack(self.embeddings), axis=0)
+        stacked = np.stack(self.embeddings)
+        mean = np.mean(stacked, axis=0)
         norm = float(np.linalg.norm(mean))
         vector = (mean / norm if norm > 0 else mean).astype(np.float32)
         return Episode(
@@ -71,7 +72,7 @@ class OpenEpisode:
             opened_at=self.turns[0].ts,
             closed_at=self.turns[-1].ts,
             embedding=vector,
-            turn_embeddings=np.stack(self.embeddings),
+            turn_embeddings=stacked,
             parent_id=self.parent_id,
             boundary_verdicts=self.opening_verdicts,
             closing_verdicts=closing_verdicts,

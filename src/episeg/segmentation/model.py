@@ -155,10 +155,10 @@ class BoundaryModel:
         self, x: np.ndarray, e: np.ndarray, a: np.ndarray, b: np.ndarray, *, top: int = 3
     ) -> list[tuple[str, float]]:
         """The ``top`` terms by |weight x (value - training mean)|, signed, largest first."""
-        parts = [
-            (n, float(w * (v - m)))
-            for n, w, v, m in zip(self.names, self.weights, x, self.means, strict=True)
-        ]
+        if len(x) != len(self.weights):
+            raise ValueError(f"{len(x)} feature values for {len(self.weights)} weights")
+        hand: list[float] = (self.weights * (x - self.means)).tolist()  # one array op
+        parts = list(zip(self.names, hand, strict=True))
         for name, vec in _terms(e, a, b).items():
             w = self.vectors.get(name)
             if w is not None:
