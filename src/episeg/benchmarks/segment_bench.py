@@ -9,7 +9,10 @@ machine's drift during the run does not favour either side:
 * batch turns/s (``Segmenter.segment``) / batched encode turns/s (batches of 32);
 * per-turn overhead of signals + combiner in microseconds, measured with the
   embeddings precomputed, at 10^3, 10^4 and 10^5 turns (linear growth means
-  a flat microseconds-per-turn column);
+  a flat microseconds-per-turn column); and on the streaming turns, the same
+  work in a tight loop against each turn timed right after a real encode
+  (``segmenter_after_encode``: what streaming pays with cold caches, ~3x the
+  tight loop on the 2-core machine);
 * peak resident memory of the process.
 
 The encoder is the configured default (:func:`episeg.defaults.default_embedder`)
@@ -53,7 +56,7 @@ from episeg.segmentation.segmenter import Segmenter
 from episeg.types import Actor, Turn
 from episeg.typing import Embedder
 
-__all__ = ["overhead_per_turn", "run_segment_bench"]
+__all__ = ["overhead_after_encode", "overhead_per_turn", "run_segment_bench"]
 
 
 def _turns(rows: Sequence[tuple[str, str, str]], n_turns: int) -> list[Turn]:
@@ -96,6 +99,46 @@ def overhead_per_turn(
     }
 
 
+def overhead_after_encode(
+    turns: Sequence[Turn], *, embedder: Embedder, config: EpisegConfig | None = None
+) -> dict[str, Any]:
+    """The segmenter alone (vectors precomputed) on ``turns``: in a tight loop and after encodes.
+
+    Streaming runs the segmenter's work just after an encode, with caches cold;
+    :func:`overhead_per_turn` times it in a tight loop. This times both on the
+    same turns (their own sessions), the second with a real ``embed`` of each
+    turn's text just before its ``observe`` (the encode itself is not counted).
+
+    >>> from episeg.testing import HashingEmbedder
+    >>> from episeg.types import Turn
+    >>> turns = [Turn(actor="user", text=t, ts=float(i)) for i, t in enumerate(["a b", "c d"])]
+    >>> row = overhead_after_encode(turns, embedder=HashingEmbedder())
+    >>> row["turns"], row["us_per_turn_tight"] > 0, row["us_per_turn_after_encode"] > 0
+    (2, True, True)
+    """
+    limit = (config or EpisegConfig()).embedding.max_chars
+    cached = CachingEmbedder(embedder)
+    cached.prefetch(t.text[:limit] for t in turns)
+    tight = Segmenter(embedder=cached, config=config)
+    start = time.perf_counter()
+    for turn in turns:
+        tight.observe(turn)
+    tight_s = time.perf_counter() - start
+    after = Segmenter(embedder=cached, config=config)
+    after_s = 0.0
+    for turn in turns:
+        embedder.embed([turn.text[:limit]])
+        start = time.perf_counter()
+        after.observe(turn)
+        after_s += time.perf_counter() - start
+    return {
+        "turns": len(turns),
+        "us_per_turn_tight": round(tight_s / len(turns) * 1e6, 2),
+        "us_per_turn_after_encode": round(after_s / len(turns) * 1e6, 2),
+        "episodes": [tight.stats["episodes"], after.stats["episodes"]],  # the same work twice
+    }
+
+
 def run_segment_bench(
     data: str | Path,
     *,
@@ -134,6 +177,7 @@ def run_segment_bench(
     )
 
     scaling = [overhead_per_turn(texts, embedder=embedder, n_turns=n) for n in scale]
+    after_encode = overhead_after_encode(turns[:single_turns], embedder=embedder)
     return {
         "machine": machine(),
         "embedder": describe(embedder),
@@ -149,6 +193,7 @@ def run_segment_bench(
         "streaming_round_ratios": single["round_ratios"],
         "batch_round_ratios": batch["round_ratios"],
         "scaling": scaling,
+        "segmenter_after_encode": after_encode,
         "peak_rss_mib": round(resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024, 1),
     }
 
