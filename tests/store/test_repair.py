@@ -100,6 +100,7 @@ def _same(got: Mapping[str, object], want: Mapping[str, object]) -> None:
             assert np.allclose(np.asarray(got[key]), np.asarray(value), atol=1e-6), key
 
 
+@pytest.mark.slow
 def test_a_write_rebuilds_a_torn_turn_index_and_loses_nothing(
     stored: Path,
 ) -> None:
@@ -125,6 +126,7 @@ def test_a_write_rebuilds_a_torn_turn_index_and_loses_nothing(
     assert hits and all(h.episode.user == "alice" for h in hits)
 
 
+@pytest.mark.slow
 def test_both_collections_torn_are_rebuilt_from_chromas_sqlite(
     stored: Path,
 ) -> None:
@@ -144,6 +146,7 @@ def test_both_collections_torn_are_rebuilt_from_chromas_sqlite(
     _same(_all(memory, "alice"), want)  # vectors computed again from the turns' text
 
 
+@pytest.mark.slow
 def test_an_interrupted_rebuild_is_finished_at_start_up(
     stored: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:

@@ -31,6 +31,7 @@ from __future__ import annotations
 
 import builtins
 from collections.abc import Mapping
+from functools import cache
 from pathlib import Path
 from typing import Any
 
@@ -44,6 +45,12 @@ from episeg.store.tenants import collection_name
 from episeg.store.turns import turn_collection_name
 
 __all__ = ["ChromaBackend", "ChromaEpisodeStore"]
+
+
+@cache
+def _settings(allow_reset: bool) -> Settings:
+    """Chroma's settings for an embedded client, built once (pydantic: ~8 ms each)."""
+    return Settings(anonymized_telemetry=False, allow_reset=allow_reset)
 
 
 class ChromaBackend:
@@ -61,9 +68,10 @@ class ChromaBackend:
     @classmethod
     def persistent(cls, path: str | Path, *, allow_reset: bool = False) -> ChromaBackend:
         """Embedded ``chromadb.PersistentClient`` storing under ``path``."""
-        settings = Settings(anonymized_telemetry=False, allow_reset=allow_reset)
         with translate(f"opening {path}"):
-            backend = cls(chromadb.PersistentClient(path=str(path), settings=settings))
+            backend = cls(
+                chromadb.PersistentClient(path=str(path), settings=_settings(allow_reset))
+            )
         backend.path = Path(path)
         return backend
 
