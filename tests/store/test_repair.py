@@ -174,6 +174,38 @@ def test_an_interrupted_rebuild_is_finished_at_start_up(
     assert not list((path / "chroma.repair").iterdir())
 
 
+@pytest.mark.slow
+def test_finishing_an_interrupted_rebuild_keeps_what_was_written_since(
+    stored: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    path = stored
+    before = _open(path)
+    want = _all(before, "alice")
+    before.close()
+    _tear(path, turn_collection_name("alice"))
+    memory = _open(path)
+    real_add = ChromaEpisodeStore.add
+
+    def dies(self: ChromaEpisodeStore, episodes: list[Episode]) -> None:
+        raise StoreError("the process died here")
+
+    monkeypatch.setattr(ChromaEpisodeStore, "add", dies)
+    with pytest.raises(StoreError, match="died"):
+        memory.rebuild_store("alice")
+    monkeypatch.setattr(ChromaEpisodeStore, "add", real_add)
+    memory.ingest(_turns("alice", 20, 4))  # the process goes on: new episodes, fresh collections
+    new = memory.flush("alice")
+    assert len(new) == 1
+
+    assert memory.rebuild_store("alice") == len(
+        [v for v in want.values() if isinstance(v, Episode)]
+    )
+    got = _all(memory, "alice")
+    _same({k: v for k, v in got.items() if not k.startswith(new[0].id)}, want)
+    assert new[0].id in got  # not dropped by finishing the old rebuild
+    assert not list((path / "chroma.repair").iterdir())
+
+
 def test_a_server_store_cannot_be_rebuilt_and_says_so() -> None:
     import chromadb
 

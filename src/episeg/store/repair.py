@@ -10,17 +10,15 @@ transactional) is intact: each episode but its vectors.
 
 :func:`rebuild_tenant` puts such a tenant back together:
 
-1. the episodes are read from Chroma's SQLite file directly (read-only;
-   :func:`read_records`), the only way while Chroma refuses the collection;
-2. vectors come from whichever collection still reads (the episode vectors,
-   or the turn vectors and their normalised mean) and are otherwise
-   re-computed from the turns' text with the memory's embedder, the way the
-   segmenter made them;
-3. the episodes are written to ``<chroma folder>.repair/<collection>.jsonl``
-   (the ``episeg-export`` format, fsynced) before anything is dropped;
-4. the tenant's two collections are dropped and the episodes added back, and
-   the file is deleted. A crash during 4 leaves the file, and
-   :func:`resume_rebuilds` (run at start-up) finishes it: nothing is lost.
+1. the episodes are read from Chroma's SQLite file (read-only; :func:`read_records`);
+2. vectors come from whichever collection still reads (the episode vectors, or
+   the turn vectors and their normalised mean), else from the turns' text
+   re-embedded with the memory's embedder, as the segmenter made them;
+3. the episodes are written to ``<chroma folder>.repair/<collection>/``
+   (``episeg-export`` format, fsynced) before anything is dropped;
+4. the two collections are dropped (once) and the episodes upserted back, then
+   the folder is deleted. A crash in 4 leaves it: :func:`resume_rebuilds` (at
+   start-up) or the next rebuild of the tenant finishes it; nothing is lost.
 
 >>> is_torn(Exception("Chroma rejected add: Failed to apply logs to the hnsw segment writer"))
 True
@@ -145,19 +143,18 @@ def rebuild_tenant(backend: Any, tenant: str, embed: Embed) -> int:
     """
     tenant = validate_tenant(tenant)
     folder = _folder(backend)
+    work = Path(f"{folder}.repair") / collection_name(tenant)
+    if (work / "episodes.jsonl").exists():  # an unfinished rebuild: its file is the truth
+        return _restore(backend, tenant, work)
     episodes = []
     for record_id, meta in read_records(folder, collection_name(tenant)):
         if meta.get("tenant") != tenant:
             log.error(
-                "record %r in tenant %r's collection is stamped %r; not rebuilt",
-                record_id,
-                tenant,
-                meta.get("tenant"),
+                "record %r of %r is stamped %r; not rebuilt", record_id, tenant, meta["tenant"]
             )
             continue
         episodes.append(decode(record_id, None, meta, None))
     episodes = _with_vectors(backend, tenant, episodes, embed)
-    work = Path(f"{folder}.repair") / collection_name(tenant)
     dims = {int(np.asarray(e.embedding).size) for e in episodes}
     _write(work, tenant, episodes, dims.pop() if len(dims) == 1 else None)
     kept = _restore(backend, tenant, work)
@@ -185,10 +182,7 @@ def resume_rebuilds(backend: Any) -> list[str]:
 def _folder(backend: Any) -> Path:
     folder = getattr(backend, "path", None)
     if folder is None:
-        raise StoreError(
-            "a torn Chroma vector segment can only be rebuilt in an embedded store; "
-            "a `chroma run` server's folder must be repaired with the server stopped"
-        )
+        raise StoreError("a torn Chroma vector segment can only be rebuilt in an embedded store")
     return Path(folder)
 
 
@@ -277,20 +271,28 @@ def _durable(path: Path, lines: Sequence[str]) -> None:
 
 
 def _restore(backend: Any, tenant: str, work: Path) -> int:
-    """Drop ``tenant``'s collections, add the episodes of ``work`` back, delete ``work``."""
+    """Drop ``tenant``'s collections (once: ``dropped`` marks it), add ``work``'s episodes back.
+
+    The adds are upserts, so finishing an interrupted restore again keeps
+    episodes written since; ``work`` is deleted once every episode reads back.
+    """
     try:
         with (work / "episodes.jsonl").open(encoding="utf-8") as lines:
             episodes = read_export(lines, tenant=tenant)
     except (OSError, EpisegError) as exc:
         raise StoreError(f"cannot read the rebuild file in {work}: {exc}") from exc
-    backend.drop_tenant(tenant)
+    if not (work / "dropped").exists():
+        backend.drop_tenant(tenant)
+        _durable(work / "dropped", [])
     store = backend.store_for(tenant)
+    found = 0
     for chunk in _chunks(episodes):
         store.add(chunk)
-    if store.count() != len(episodes):
+        found += len(store.get([e.id for e in chunk]))
+    if found != len(episodes):
         raise StoreError(
-            f"rebuilt tenant {tenant!r} holds {store.count()} episodes, not {len(episodes)}; "
-            f"the rebuild file stays in {work}"
+            f"{len(episodes) - found} rebuilt episode(s) of {tenant!r} do not read "
+            f"back; the rebuild file stays in {work}"
         )
     shutil.rmtree(work)
     return len(episodes)
