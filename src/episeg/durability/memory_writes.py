@@ -236,7 +236,7 @@ class MemoryWrites:
         return kept
 
     def _recover(self) -> RecoveryReport:
-        for tenant in resume_rebuilds(self.backend):
+        for tenant in resume_rebuilds(self.backend):  # each failure is logged, its folder kept
             self._drop_tenant_cache(tenant)
         return recover(self.sessions, self._writer)
 

@@ -50,9 +50,7 @@ from episeg.types import Episode
 __all__ = ["TORN_SEGMENT", "is_torn", "read_records", "rebuild_tenant", "resume_rebuilds"]
 
 log = logging.getLogger(__name__)
-
 _DOCUMENT = "chroma:document"
-
 Embed = Callable[[Sequence[str]], np.ndarray]
 
 
@@ -172,8 +170,12 @@ def resume_rebuilds(backend: Any) -> list[str]:
         if not (work / "episodes.jsonl").exists():  # died before anything was dropped
             shutil.rmtree(work)
             continue
-        tenant = validate_tenant((work / "tenant.txt").read_text(encoding="utf-8"))
-        kept = _restore(backend, tenant, work)
+        try:
+            tenant = validate_tenant((work / "tenant.txt").read_text(encoding="utf-8"))
+            kept = _restore(backend, tenant, work)
+        except (OSError, EpisegError) as exc:  # the folder stays for the next try
+            log.error("could not finish the interrupted rebuild in %s: %s", work, exc)
+            continue
         log.warning("finished the interrupted rebuild of tenant %r: %d episode(s)", tenant, kept)
         done.append(tenant)
     return done
@@ -187,8 +189,7 @@ def _folder(backend: Any) -> Path:
 
 
 def _chunks(items: Sequence[Episode], size: int = 512) -> Iterator[Sequence[Episode]]:
-    for start in range(0, len(items), size):
-        yield items[start : start + size]
+    yield from (items[at : at + size] for at in range(0, len(items), size))
 
 
 def _stored_vectors(store: Any, ids: list[str]) -> tuple[dict[str, Any], dict[str, np.ndarray]]:
