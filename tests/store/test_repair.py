@@ -138,12 +138,33 @@ def test_both_collections_torn_are_rebuilt_from_chromas_sqlite(
     _tear(path, turn_collection_name("alice"))
 
     memory = _open(path)
-    with pytest.raises(StoreError, match="episeg repair"):
-        memory.episodes("alice")
+    with pytest.raises(StoreError, match="episeg repair"):  # the store itself says what to do
+        ChromaBackend.persistent(path / "chroma").store_for("alice").list_episodes()
     assert memory.rebuild_store("alice") == len(
         [v for v in want.values() if isinstance(v, Episode)]
     )
     _same(_all(memory, "alice"), want)  # vectors computed again from the turns' text
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("read", ["recall", "episodes"])
+def test_a_read_through_memory_rebuilds_a_torn_tenant(stored: Path, read: str) -> None:
+    path = stored
+    before = _open(path)
+    want = _all(before, "alice")
+    asked = [h.episode.id for h in before.recall("alice", "terraform deploy", k=3)]
+    before.close()
+    # recall reads the turn collection first; listing reads only the episode collection
+    _tear(path, (turn_collection_name if read == "recall" else collection_name)("alice"))
+
+    memory = _open(path)
+    if read == "recall":
+        assert [h.episode.id for h in memory.recall("alice", "terraform deploy", k=3)] == asked
+    else:
+        assert {e.id for e in memory.episodes("alice")} == {
+            k for k in want if not k.endswith(":turns")
+        }
+    _same(_all(memory, "alice"), want)
 
 
 @pytest.mark.slow

@@ -217,8 +217,9 @@ class MemoryWrites:
 
         The episodes are read from the embedded store's SQLite file, their
         vectors kept where they still read and otherwise computed again with
-        this memory's embedder (:mod:`episeg.store.repair`). A store write that
-        fails on a torn segment calls this itself. Returns the episodes kept.
+        this memory's embedder (:mod:`episeg.store.repair`). A store write,
+        ``recall`` or ``episodes`` that fails on a torn segment calls this
+        itself. Returns the episodes kept.
 
         Raises
         ------

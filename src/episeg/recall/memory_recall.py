@@ -20,26 +20,32 @@ after an erasure). It is a mixin: ``Memory`` builds the parts it declares.
 
 from __future__ import annotations
 
+import logging
 import math
 import threading
 from collections.abc import Callable, Collection, Mapping, Sequence
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, TypeVar
 
 import numpy as np
 
 from episeg.config import EpisegConfig
+from episeg.errors import StoreError
 from episeg.recall.forgetting import MaintenanceReport, maintain
 from episeg.recall.hierarchical import Expand, HierarchicalRecaller, RecallHit
 from episeg.recall.index import IndexedStore
 from episeg.recall.open_corpus import OpenCorpus
 from episeg.recall.snapshot import PersistentIndexedStore
+from episeg.store.repair import is_torn
 from episeg.store.tenants import collection_name, validate_tenant
 from episeg.store.usermeta import MetaScalar, validate_metadata
 from episeg.types import Episode
 from episeg.typing import Embedder, ScoredEpisode, StoreBackend
 
 __all__ = ["MemoryRecall"]
+
+log = logging.getLogger("episeg.memory")
+_T = TypeVar("_T")
 
 
 class MemoryRecall:
@@ -55,7 +61,9 @@ class MemoryRecall:
     _recallers: dict[str, HierarchicalRecaller]
     _open_corpora: dict[str, tuple[tuple[int, int], OpenCorpus]]
 
-    if TYPE_CHECKING:  # provided by episeg.durability.memory_open.OpenRecall
+    if TYPE_CHECKING:  # provided by OpenRecall (durability.memory_open) and MemoryWrites
+
+        def rebuild_store(self, user: str) -> int: ...
 
         def _with_open(
             self,
@@ -89,9 +97,23 @@ class MemoryRecall:
         self, user: str, *, limit: int = 100, offset: int = 0, include_archived: bool = False
     ) -> list[Episode]:
         """``user``'s stored episodes in the store's listing order."""
-        return self.store(user).list_episodes(
-            limit=limit, offset=offset, include_archived=include_archived
+        return self._healing(
+            user,
+            lambda: self.store(user).list_episodes(
+                limit=limit, offset=offset, include_archived=include_archived
+            ),
         )
+
+    def _healing(self, user: str, read: Callable[[], _T]) -> _T:
+        """``read()``; if Chroma tore ``user``'s vector segment, rebuild it and read again."""
+        try:
+            return read()
+        except StoreError as exc:
+            if not is_torn(exc):
+                raise
+            log.error("tenant %r's Chroma vector segment is torn (%s); rebuilding", user, exc)
+            self.rebuild_store(user)
+            return read()
 
     def recall(
         self,
@@ -133,18 +155,21 @@ class MemoryRecall:
         wanted = None if metadata is None else validate_metadata(metadata, what="metadata filter")
         # One query vector serves the stored episodes and the open segments.
         vector = np.asarray(self.embedder.embed([query])[0], dtype=np.float32)
-        hits = self._recaller(user).recall(
-            vector,
-            k,
-            text=query,
-            max_words=max_words,
-            since=since,
-            until=until,
-            session=session,
-            expand=expand,
-            context=context,
-            neighbours=neighbours,
-            metadata=wanted,
+        hits = self._healing(
+            user,
+            lambda: self._recaller(user).recall(
+                vector,
+                k,
+                text=query,
+                max_words=max_words,
+                since=since,
+                until=until,
+                session=session,
+                expand=expand,
+                context=context,
+                neighbours=neighbours,
+                metadata=wanted,
+            ),
         )
         if min_score is not None:
             hits = [h for h in hits if h.score >= min_score]

@@ -44,8 +44,8 @@ COLLECTION_CONFIG: Any = {"hnsw": {"space": "cosine", "sync_threshold": 1}}
 # Chroma's words for a vector segment a kill -9 tore (see episeg.store.repair).
 TORN_SEGMENT = ("hnsw segment", "pickle file")
 TORN_HINT = (
-    " (a kill -9 tore this tenant's vector index: a store write rebuilds it by itself, or "
-    "run `episeg repair --user USER` / Memory.rebuild_store(user))"
+    " (a kill -9 tore this tenant's vector index: Memory's writes, recall and listing "
+    "rebuild it by themselves; else run `episeg repair --user USER` / Memory.rebuild_store(user))"
 )
 
 
