@@ -16,7 +16,7 @@ from collections.abc import Callable, Sequence
 from typing import TYPE_CHECKING
 
 from episeg.errors import JournalError, StoreError
-from episeg.store.repair import is_torn
+from episeg.store.chroma_io import rebuilt_retry
 from episeg.types import Episode
 from episeg.typing import EpisodeStore
 
@@ -42,7 +42,7 @@ class PendingWriter:
         queue in the outbox) and :meth:`retry_if_due` does nothing.
     rebuild
         Called with the tenant when a write failed because Chroma tore that
-        tenant's vector segment (:func:`episeg.store.repair.is_torn`); the
+        tenant's vector segment (:func:`episeg.store.chroma_io.is_torn`); the
         write is tried once more after it. ``None``: such writes wait like
         any other failed write.
     """
@@ -130,18 +130,11 @@ class PendingWriter:
 
     def _add(self, episode: Episode) -> None:
         """Write one episode; a torn vector segment is rebuilt (when possible) and tried again."""
-        try:
-            self.store_for(episode.user).add([episode])
-        except StoreError as exc:
-            if self.rebuild is None or not is_torn(exc):
-                raise
-            log.error(
-                "tenant %r's Chroma vector segment is torn (%s); rebuilding its collections",
-                episode.user,
-                exc,
-            )
-            self.rebuild(episode.user)
-            self.store_for(episode.user).add([episode])
+        user, rebuild = episode.user, self.rebuild
+        if rebuild is None:
+            self.store_for(user).add([episode])
+        else:
+            rebuilt_retry(lambda: self.store_for(user).add([episode]), lambda: rebuild(user), user)
 
     def _confirm(self, episode: Episode) -> None:
         try:

@@ -20,7 +20,6 @@ after an erasure). It is a mixin: ``Memory`` builds the parts it declares.
 
 from __future__ import annotations
 
-import logging
 import math
 import threading
 from collections.abc import Callable, Collection, Mapping, Sequence
@@ -30,13 +29,12 @@ from typing import TYPE_CHECKING, Any, TypeVar
 import numpy as np
 
 from episeg.config import EpisegConfig
-from episeg.errors import StoreError
 from episeg.recall.forgetting import MaintenanceReport, maintain
 from episeg.recall.hierarchical import Expand, HierarchicalRecaller, RecallHit
 from episeg.recall.index import IndexedStore
 from episeg.recall.open_corpus import OpenCorpus
 from episeg.recall.snapshot import PersistentIndexedStore
-from episeg.store.repair import is_torn
+from episeg.store.chroma_io import rebuilt_retry
 from episeg.store.tenants import collection_name, validate_tenant
 from episeg.store.usermeta import MetaScalar, validate_metadata
 from episeg.types import Episode
@@ -44,7 +42,6 @@ from episeg.typing import Embedder, ScoredEpisode, StoreBackend
 
 __all__ = ["MemoryRecall"]
 
-log = logging.getLogger("episeg.memory")
 _T = TypeVar("_T")
 
 
@@ -106,14 +103,7 @@ class MemoryRecall:
 
     def _healing(self, user: str, read: Callable[[], _T]) -> _T:
         """``read()``; if Chroma tore ``user``'s vector segment, rebuild it and read again."""
-        try:
-            return read()
-        except StoreError as exc:
-            if not is_torn(exc):
-                raise
-            log.error("tenant %r's Chroma vector segment is torn (%s); rebuilding", user, exc)
-            self.rebuild_store(user)
-            return read()
+        return rebuilt_retry(read, lambda: self.rebuild_store(user), user)
 
     def recall(
         self,

@@ -13,9 +13,10 @@ episeg.errors.StoreUnavailableError: Chroma store unreachable during a test: ref
 
 from __future__ import annotations
 
-from collections.abc import Iterator
+import logging
+from collections.abc import Callable, Iterator
 from contextlib import contextmanager
-from typing import Any
+from typing import Any, TypeVar
 
 import httpx
 from chromadb.errors import ChromaError
@@ -28,8 +29,13 @@ __all__ = [
     "READ_INCLUDE",
     "TORN_HINT",
     "TORN_SEGMENT",
+    "is_torn",
+    "rebuilt_retry",
     "translate",
 ]
+
+log = logging.getLogger("episeg.store")
+_T = TypeVar("_T")
 
 # limit/offset/n_results cross into Chroma's Rust core as 32-bit integers (OverflowError above)
 CHROMA_MAX_INT = 2**31 - 1
@@ -49,6 +55,43 @@ TORN_HINT = (
 )
 
 
+def is_torn(exc: BaseException) -> bool:
+    """Whether ``exc`` (or what it was raised from) says a Chroma vector segment is torn.
+
+    >>> is_torn(Exception("Error in compaction: Failed to apply logs to the hnsw segment writer"))
+    True
+    """
+    seen: BaseException | None = exc
+    while seen is not None:
+        if any(s in str(seen).lower() for s in TORN_SEGMENT):
+            return True
+        seen = seen.__cause__
+    return False
+
+
+def rebuilt_retry(call: Callable[[], _T], rebuild: Callable[[], object], tenant: str) -> _T:
+    """``call()``; if it fails on ``tenant``'s torn segment, ``rebuild()`` and call once more.
+
+    Any other failure, and a failure of the second call, is raised as it is.
+    ``rebuild`` is :meth:`~episeg.memory.Memory.rebuild_store` (:mod:`episeg.store.repair`).
+
+    >>> rebuilt_retry(lambda: "read", lambda: print("never: nothing was torn"), "alice")
+    'read'
+    """
+    try:
+        return call()
+    except StoreError as exc:
+        if not is_torn(exc):
+            raise
+        log.error(
+            "tenant %r's Chroma vector segment is torn (%s); rebuilding its collections",
+            tenant,
+            exc,
+        )
+        rebuild()
+        return call()
+
+
 @contextmanager
 def translate(what: str) -> Iterator[None]:
     """Map chromadb/httpx failures to :class:`StoreUnavailableError` / :class:`StoreError`."""
@@ -57,7 +100,7 @@ def translate(what: str) -> Iterator[None]:
     except (httpx.TransportError, ConnectionError, TimeoutError) as exc:
         raise StoreUnavailableError(f"Chroma store unreachable during {what}: {exc}") from exc
     except ChromaError as exc:
-        hint = TORN_HINT if any(s in str(exc).lower() for s in TORN_SEGMENT) else ""
+        hint = TORN_HINT if is_torn(exc) else ""
         raise StoreError(f"Chroma rejected {what}: {exc}{hint}") from exc
     except httpx.HTTPStatusError as exc:
         raise StoreError(f"Chroma server refused {what}: {exc}") from exc

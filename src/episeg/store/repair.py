@@ -20,10 +20,6 @@ transactional) is intact: each episode but its vectors.
    the folder is deleted. A crash in 4 leaves it: :func:`resume_rebuilds` (at
    start-up) or the next rebuild of the tenant finishes it; nothing is lost.
 
->>> is_torn(Exception("Chroma rejected add: Failed to apply logs to the hnsw segment writer"))
-True
->>> is_torn(Exception("Chroma rejected add: collection not found"))
-False
 """
 
 from __future__ import annotations
@@ -40,28 +36,18 @@ from typing import Any
 import numpy as np
 
 from episeg.errors import EpisegError, StoreError
-from episeg.store.chroma_io import TORN_SEGMENT
+from episeg.store.chroma_io import is_torn
 from episeg.store.codec import decode
 from episeg.store.import_check import read_export
 from episeg.store.portability import episode_line, header_line, trailer_line
 from episeg.store.tenants import collection_name, validate_tenant
 from episeg.types import Episode
 
-__all__ = ["TORN_SEGMENT", "is_torn", "read_records", "rebuild_tenant", "resume_rebuilds"]
+__all__ = ["is_torn", "read_records", "rebuild_tenant", "resume_rebuilds"]
 
 log = logging.getLogger(__name__)
 _DOCUMENT = "chroma:document"
 Embed = Callable[[Sequence[str]], np.ndarray]
-
-
-def is_torn(exc: BaseException) -> bool:
-    """Whether ``exc`` (or what it was raised from) says a Chroma vector segment is torn."""
-    seen: BaseException | None = exc
-    while seen is not None:
-        if any(s in str(seen).lower() for s in TORN_SEGMENT):
-            return True
-        seen = seen.__cause__
-    return False
 
 
 def read_records(folder: Path, collection: str) -> list[tuple[str, dict[str, Any]]]:
