@@ -87,6 +87,11 @@ def _tear(path: Path, collection: str) -> None:
     _pickle(path, collection).write_bytes(b"")  # killed while Chroma wrote it
 
 
+def _count(rows: Mapping[str, object]) -> int:
+    """How many episodes ``rows`` (of :func:`_all`) holds."""
+    return sum(isinstance(v, Episode) for v in rows.values())
+
+
 def _same(got: Mapping[str, object], want: Mapping[str, object]) -> None:
     assert sorted(got) == sorted(want)
     for key, value in want.items():
@@ -140,9 +145,7 @@ def test_both_collections_torn_are_rebuilt_from_chromas_sqlite(
     memory = _open(path)
     with pytest.raises(StoreError, match="episeg repair"):  # the store itself says what to do
         ChromaBackend.persistent(path / "chroma").store_for("alice").list_episodes()
-    assert memory.rebuild_store("alice") == len(
-        [v for v in want.values() if isinstance(v, Episode)]
-    )
+    assert memory.rebuild_store("alice") == _count(want)
     _same(_all(memory, "alice"), want)  # vectors computed again from the turns' text
 
 
@@ -167,16 +170,14 @@ def test_a_read_through_memory_rebuilds_a_torn_tenant(stored: Path, read: str) -
     _same(_all(memory, "alice"), want)
 
 
-@pytest.mark.slow
-def test_an_interrupted_rebuild_is_finished_at_start_up(
-    stored: Path, monkeypatch: pytest.MonkeyPatch
-) -> None:
-    path = stored
+def _interrupted_rebuild(
+    path: Path, monkeypatch: pytest.MonkeyPatch
+) -> tuple[Memory, dict[str, object]]:
+    """alice's turn index torn, then a rebuild that dies after the drop; (memory, alice before)."""
     before = _open(path)
     want = _all(before, "alice")
     before.close()
     _tear(path, turn_collection_name("alice"))
-
     memory = _open(path)
     real_add = ChromaEpisodeStore.add
 
@@ -188,43 +189,35 @@ def test_an_interrupted_rebuild_is_finished_at_start_up(
         memory.rebuild_store("alice")  # dropped, nothing added back yet
     assert list((path / "chroma.repair").iterdir())
     monkeypatch.setattr(ChromaEpisodeStore, "add", real_add)
+    return memory, want
+
+
+@pytest.mark.slow
+def test_an_interrupted_rebuild_is_finished_at_start_up(
+    stored: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    memory, want = _interrupted_rebuild(stored, monkeypatch)
     memory.close()
 
-    again = _open(path)
+    again = _open(stored)
     _same(_all(again, "alice"), want)
-    assert not list((path / "chroma.repair").iterdir())
+    assert not list((stored / "chroma.repair").iterdir())
 
 
 @pytest.mark.slow
 def test_finishing_an_interrupted_rebuild_keeps_what_was_written_since(
     stored: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    path = stored
-    before = _open(path)
-    want = _all(before, "alice")
-    before.close()
-    _tear(path, turn_collection_name("alice"))
-    memory = _open(path)
-    real_add = ChromaEpisodeStore.add
-
-    def dies(self: ChromaEpisodeStore, episodes: list[Episode]) -> None:
-        raise StoreError("the process died here")
-
-    monkeypatch.setattr(ChromaEpisodeStore, "add", dies)
-    with pytest.raises(StoreError, match="died"):
-        memory.rebuild_store("alice")
-    monkeypatch.setattr(ChromaEpisodeStore, "add", real_add)
+    memory, want = _interrupted_rebuild(stored, monkeypatch)
     memory.ingest(_turns("alice", 20, 4))  # the process goes on: new episodes, fresh collections
     new = memory.flush("alice")
     assert len(new) == 1
 
-    assert memory.rebuild_store("alice") == len(
-        [v for v in want.values() if isinstance(v, Episode)]
-    )
+    assert memory.rebuild_store("alice") == _count(want)
     got = _all(memory, "alice")
     _same({k: v for k, v in got.items() if not k.startswith(new[0].id)}, want)
     assert new[0].id in got  # not dropped by finishing the old rebuild
-    assert not list((path / "chroma.repair").iterdir())
+    assert not list((stored / "chroma.repair").iterdir())
 
 
 def test_a_server_store_cannot_be_rebuilt_and_says_so() -> None:
