@@ -21,9 +21,11 @@ episeg.errors.JudgeError: reply field 'score' = 11 is not one of [1, 2, 3, 4, 5,
 
 from __future__ import annotations
 
+import functools
 import json
 import logging
 import re
+import ssl
 from dataclasses import dataclass
 from typing import Any, Protocol, runtime_checkable
 
@@ -39,10 +41,31 @@ __all__ = [
     "StructuredBackend",
     "check_request_limits",
     "extract_json_object",
+    "shared_tls_context",
     "validate_reply",
 ]
 
 log = logging.getLogger("episeg.llm")
+
+
+@functools.cache
+def shared_tls_context() -> ssl.SSLContext:
+    """The one TLS context every backend of this process verifies servers with.
+
+    Built once, as the SDKs' HTTP layer (``httpx2``) builds its default: the
+    system CA bundle, or ``SSL_CERT_FILE`` / ``SSL_CERT_DIR`` as set when the first
+    backend is made. Loading the bundle costs ~25 ms, which every SDK client
+    paid again; an ``SSLContext`` is safe to share between clients and threads.
+
+    >>> shared_tls_context() is shared_tls_context()
+    True
+    >>> shared_tls_context().verify_mode == ssl.CERT_REQUIRED
+    True
+    """
+    import httpx2  # the SDKs' HTTP client; imported with them, not with episeg
+
+    return httpx2.create_ssl_context(verify=True)
+
 
 _JSON_TYPES: dict[str, tuple[type, ...]] = {
     "string": (str,),

@@ -26,7 +26,12 @@ import os
 from typing import TYPE_CHECKING, Any
 
 from episeg.errors import ConfigError, JudgeError
-from episeg.llm._base import RetryPolicy, check_request_limits, validate_reply
+from episeg.llm._base import (
+    RetryPolicy,
+    check_request_limits,
+    shared_tls_context,
+    validate_reply,
+)
 from episeg.llm._retry import Failure, classify_status, run_with_retries
 
 if TYPE_CHECKING:
@@ -85,7 +90,12 @@ class AnthropicBackend:
         import anthropic  # here, not at module top: the SDK takes ~1-2 s to import
 
         self._client: anthropic.Anthropic = anthropic.Anthropic(
-            api_key=key, base_url=base_url, timeout=timeout, max_retries=0
+            api_key=key,
+            base_url=base_url,
+            timeout=timeout,
+            max_retries=0,
+            # the SDK's default client, with the process's one TLS context (see shared_tls_context)
+            http_client=anthropic.DefaultHttpxClient(verify=shared_tls_context()),
         )
 
     @property

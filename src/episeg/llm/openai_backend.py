@@ -31,6 +31,7 @@ from episeg.llm._base import (
     RetryPolicy,
     check_request_limits,
     extract_json_object,
+    shared_tls_context,
     validate_reply,
 )
 from episeg.llm._retry import Failure, classify_status, run_with_retries
@@ -98,7 +99,12 @@ class OpenAICompatibleBackend:
         import openai  # here, not at module top: the SDK takes ~1 s to import
 
         self._client: openai.OpenAI = openai.OpenAI(
-            api_key=key, base_url=base_url, timeout=timeout, max_retries=0
+            api_key=key,
+            base_url=base_url,
+            timeout=timeout,
+            max_retries=0,
+            # the SDK's default client, with the process's one TLS context (see shared_tls_context)
+            http_client=openai.DefaultHttpxClient(verify=shared_tls_context()),
         )
 
     @property

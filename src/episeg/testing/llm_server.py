@@ -26,6 +26,7 @@ from __future__ import annotations
 
 import json
 import logging
+import ssl
 import threading
 from collections import deque
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
@@ -56,10 +57,14 @@ class LoopbackLLMServer:
     default : Reply or None
         Served when the queue is empty; ``None`` answers HTTP 400 naming the
         problem, so a test that under-programs the server fails loudly.
+    tls : ssl.SSLContext or None
+        A server-side context (certificate loaded): the server speaks HTTPS and
+        its URLs start with ``https://``; ``None`` (default) is plain HTTP.
     """
 
-    def __init__(self, *, default: Reply | None = None) -> None:
+    def __init__(self, *, default: Reply | None = None, tls: ssl.SSLContext | None = None) -> None:
         self._default = default
+        self._tls = tls
         self._queue: deque[Reply] = deque()
         self._requests: list[RecordedRequest] = []
         self._lock = threading.Lock()
@@ -72,7 +77,8 @@ class LoopbackLLMServer:
         if self._httpd is None:
             raise RuntimeError("server is not running; use it as a context manager")
         host, port = self._httpd.server_address[:2]
-        return f"http://{host!s}:{port}"
+        scheme = "http" if self._tls is None else "https"
+        return f"{scheme}://{host!s}:{port}"
 
     @property
     def anthropic_url(self) -> str:
@@ -102,6 +108,8 @@ class LoopbackLLMServer:
     def __enter__(self) -> LoopbackLLMServer:
         self._httpd = ThreadingHTTPServer(("127.0.0.1", 0), _handler_for(self))
         self._httpd.daemon_threads = True
+        if self._tls is not None:  # the handshake runs in the handler thread, on first read
+            self._httpd.socket = self._tls.wrap_socket(self._httpd.socket, server_side=True)
         self._thread = threading.Thread(
             target=self._httpd.serve_forever,
             kwargs={"poll_interval": 0.01},  # shutdown() waits up to one interval
