@@ -6,8 +6,6 @@ import pytest
 import segeval
 from hypothesis import given, settings
 from hypothesis import strategies as st
-from nltk.metrics.segmentation import pk as nltk_pk
-from nltk.metrics.segmentation import windowdiff as nltk_windowdiff
 
 from episeg.evaluation.metrics import (
     SegmentationError,
@@ -20,6 +18,20 @@ from episeg.evaluation.metrics import (
     window_size,
 )
 from tests.property_budget import examples
+
+
+def nltk_pk(ref: str, hyp: str, k: int) -> float:
+    """nltk's Pk, imported on first use (importing nltk costs ~1.5 s of every collection)."""
+    from nltk.metrics.segmentation import pk
+
+    return float(pk(ref, hyp, k=k))
+
+
+def nltk_windowdiff(ref: str, hyp: str, k: int) -> float:
+    """nltk's WindowDiff, imported on first use."""
+    from nltk.metrics.segmentation import windowdiff
+
+    return float(windowdiff(ref, hyp, k))
 
 
 @st.composite

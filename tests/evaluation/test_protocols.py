@@ -9,8 +9,6 @@ import pytest
 import segeval
 from hypothesis import given, settings
 from hypothesis import strategies as st
-from nltk.metrics.segmentation import pk as nltk_pk
-from nltk.metrics.segmentation import windowdiff as nltk_wd
 
 from episeg.evaluation.configs import build_segment_fn, every_user_turn
 from episeg.evaluation.datasets import (
@@ -24,6 +22,20 @@ from episeg.evaluation.metrics import boundaries_to_masses
 from episeg.evaluation.protocols import protocol_a, protocol_b, score_protocols
 from episeg.types import Turn
 from tests.property_budget import examples
+
+
+def nltk_pk(ref: str, hyp: str, k: int) -> float:
+    """nltk's Pk, imported on first use (importing nltk costs ~1.5 s of every collection)."""
+    from nltk.metrics.segmentation import pk
+
+    return float(pk(ref, hyp, k=k))
+
+
+def nltk_wd(ref: str, hyp: str, k: int) -> float:
+    """nltk's WindowDiff, imported on first use."""
+    from nltk.metrics.segmentation import windowdiff
+
+    return float(windowdiff(ref, hyp, k))
 
 
 @st.composite
