@@ -4,15 +4,10 @@ from __future__ import annotations
 
 import asyncio
 from pathlib import Path
+from types import ModuleType
 from typing import Any
 
 import pytest
-
-pytest.importorskip("agents", reason="the openai-agents extra: pip install 'episeg[openai-agents]'")
-
-from agents import Agent, OpenAIChatCompletionsModel, RunConfig, Runner, set_tracing_disabled
-from agents.memory import Session
-from openai import AsyncOpenAI
 
 from episeg.adapters.openai_agents import CONTEXT_HEADER, EpisegSession
 from episeg.memory import Memory
@@ -20,26 +15,37 @@ from episeg.testing import HashingEmbedder, LoopbackLLMServer, Reply
 from episeg.types import Turn
 
 
+@pytest.fixture(scope="module")
+def sdk() -> ModuleType:
+    """The OpenAI Agents SDK, imported when a test needs it (~1.5 s), not at collection."""
+    module: ModuleType = pytest.importorskip(
+        "agents", reason="the openai-agents extra: pip install 'episeg[openai-agents]'"
+    )
+    return module
+
+
 @pytest.fixture
 def memory(tmp_path: Path) -> Memory:
     return Memory(path=tmp_path, embedder=HashingEmbedder(dim=64), judge=None, scorer=None)
 
 
-def _run(model: LoopbackLLMServer, session: EpisegSession, text: str) -> str:
-    set_tracing_disabled(True)
+def _run(sdk: ModuleType, model: LoopbackLLMServer, session: EpisegSession, text: str) -> str:
+    from openai import AsyncOpenAI
+
+    sdk.set_tracing_disabled(True)
     client = AsyncOpenAI(base_url=model.openai_url, api_key="sk-local", max_retries=0)
-    agent = Agent(
+    agent = sdk.Agent(
         name="helper",
         instructions="be brief",
-        model=OpenAIChatCompletionsModel(model="m", openai_client=client),
+        model=sdk.OpenAIChatCompletionsModel(model="m", openai_client=client),
     )
 
     async def go() -> Any:
-        result = await Runner.run(
+        result = await sdk.Runner.run(
             agent,
             text,
             session=session,
-            run_config=RunConfig(session_input_callback=session.input_callback),
+            run_config=sdk.RunConfig(session_input_callback=session.input_callback),
         )
         return result.final_output
 
@@ -47,10 +53,14 @@ def _run(model: LoopbackLLMServer, session: EpisegSession, text: str) -> str:
 
 
 class TestEpisegSession:
-    def test_satisfies_the_sdk_protocol(self, memory: Memory) -> None:
+    def test_satisfies_the_sdk_protocol(self, sdk: ModuleType, memory: Memory) -> None:
+        from agents.memory import Session
+
         assert isinstance(EpisegSession("s", memory=memory, user="alice"), Session)
 
-    def test_turns_go_in_as_they_happen_and_recall_feeds_the_model(self, memory: Memory) -> None:
+    def test_turns_go_in_as_they_happen_and_recall_feeds_the_model(
+        self, sdk: ModuleType, memory: Memory
+    ) -> None:
         memory.ingest(
             [
                 Turn(
@@ -73,10 +83,10 @@ class TestEpisegSession:
         session = EpisegSession("chat", memory=memory, user="alice")
         with LoopbackLLMServer() as model:
             model.enqueue(Reply.text("drain it first"), Reply.text("you are welcome"))
-            assert _run(model, session, "how do I do the zebra upgrade?") == "drain it first"
+            assert _run(sdk, model, session, "how do I do the zebra upgrade?") == "drain it first"
             first = model.requests[0].prompt_text
             assert CONTEXT_HEADER in first and "drain node 7" in first
-            _run(model, session, "thanks")
+            _run(sdk, model, session, "thanks")
         history = asyncio.run(session.get_items())
         texts = [str(i.get("content")) for i in history]
         assert not any(CONTEXT_HEADER in t for t in texts)  # sent, never stored
@@ -86,7 +96,7 @@ class TestEpisegSession:
         assert sum(len(e.turns) for e in stored) == 4
         assert asyncio.run(session.get_items()) == []
 
-    def test_pop_item_and_other_tenants(self, memory: Memory) -> None:
+    def test_pop_item_and_other_tenants(self, sdk: ModuleType, memory: Memory) -> None:
         memory.observe(Turn(actor="user", text="bob private zebra plan", ts=1.0, user="bob"))
         memory.flush("bob")
         session = EpisegSession("c", memory=memory, user="alice")

@@ -33,16 +33,16 @@ observed stays in its episode (use the service's forget to erase an episode).
 from __future__ import annotations
 
 import time
-from typing import Any
-
-from agents import SQLiteSession
-from agents.items import TResponseInputItem
-from agents.memory import Session, SessionSettings
+from typing import TYPE_CHECKING, Any
 
 from episeg.interfaces.aio import AsyncMemory
 from episeg.memory import Memory
 from episeg.store.tenants import validate_tenant
 from episeg.types import Actor, Turn, TurnType
+
+if TYPE_CHECKING:  # the SDK is imported when a session is made (importing it takes ~1.5 s)
+    from agents.items import TResponseInputItem
+    from agents.memory import Session, SessionSettings
 
 __all__ = ["EpisegSession", "item_to_turn"]
 
@@ -93,6 +93,16 @@ def item_to_turn(item: Any, *, user: str, session: str, ts: float) -> Turn | Non
     return Turn(actor=actor, text=text, ts=ts, type=turn_type, user=user, session=session)
 
 
+def _in_memory_history(session_id: str) -> Session:
+    try:
+        from agents import SQLiteSession
+    except ModuleNotFoundError as exc:
+        raise ImportError(
+            "EpisegSession needs the OpenAI Agents SDK: pip install 'episeg[openai-agents]'"
+        ) from exc
+    return SQLiteSession(session_id)
+
+
 class EpisegSession:
     """The SDK ``Session`` protocol, with episeg as the long-term memory.
 
@@ -124,7 +134,7 @@ class EpisegSession:
         self.session_id = session_id
         self.memory = memory if isinstance(memory, AsyncMemory) else AsyncMemory(memory)
         self.user = validate_tenant(user)
-        self.history = history if history is not None else SQLiteSession(session_id)
+        self.history = history if history is not None else _in_memory_history(session_id)
         self.recall_k = recall_k
         self._last_ts = 0.0
 
