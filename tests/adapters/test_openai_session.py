@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import asyncio
+import sys
 from pathlib import Path
 from types import ModuleType
 from typing import Any
@@ -107,3 +108,11 @@ class TestEpisegSession:
             session.input_callback([], [{"role": "user", "content": "zebra plan"}])
         )
         assert all("bob private" not in str(i.get("content")) for i in combined)
+
+
+def test_without_the_sdk_a_session_names_the_extra(
+    memory: Memory, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setitem(sys.modules, "agents", None)  # as if the extra were not installed
+    with pytest.raises(ImportError, match=r"episeg\[openai-agents\]"):
+        EpisegSession("s", memory=memory, user="alice")
