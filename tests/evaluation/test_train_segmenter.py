@@ -96,6 +96,8 @@ class TestTrain:
         a, b = small(root), small(root)
         assert np.array_equal(a.weights, b.weights) and a.threshold == b.threshold
         assert all(np.array_equal(a.vectors[k], b.vectors[k]) for k in a.vectors)
+        assert a.roles_unknown is not None and b.roles_unknown is not None
+        assert np.array_equal(a.roles_unknown.weights, b.roles_unknown.weights)
 
     def test_provenance_and_shape(self, root):
         m = small(root)
@@ -110,11 +112,27 @@ class TestTrain:
         rule = m.meta["adaptive"]  # the relative rule, its floor 1 logit below the threshold
         assert rule["g"] == 2.5 and rule["floor"] == pytest.approx(m.threshold - 1.0)
 
+    def test_agent_preset_trains_a_roles_unknown_model_on_masked_copies(self, root):
+        m = small(root)
+        sub = m.roles_unknown
+        assert sub is not None and sub.roles_unknown is None
+        assert sub.meta["roles_known"] is False and m.meta["roles_known"] is True
+        assert sub.meta["roles_dropped"] == ["superdialseg", "agent_tau"]
+        assert sub.meta["trained_on"] == m.meta["trained_on"]
+        # every turn of the masked corpora is a row, so the fit differs from the main model
+        assert not np.allclose(sub.weights, m.weights)
+        assert sub.meta["adaptive"]["floor"] == pytest.approx(sub.threshold - 1.0)
+        assert set(sub.meta["oof_at_threshold"]) == {"tiage", "superdialseg", "agent_tau"}
+        # the main model is the same with or without it
+        alone = small(root, roles_unknown_model=False)
+        assert alone.roles_unknown is None and np.array_equal(alone.weights, m.weights)
+
     def test_chat_preset_reads_tiage_without_roles(self, root):
         m = small(root, preset="chat")
         assert [f["corpus"] for f in m.meta["trained_on"]] == ["tiage"]
         assert m.meta["roles_known"] is False
         assert m.meta["adaptive"] is None
+        assert m.roles_unknown is None  # its one model is already a roles-unknown one
 
     def test_cli_writes_weights_that_load(self, root, tmp_path, monkeypatch, capsys):
         import episeg.embedders as embedders
@@ -127,9 +145,10 @@ class TestTrain:
         out = tmp_path / "w.npz"
         argv = ["--data-root", str(root), "--out", str(out), "--dims", "2", "--folds", "2"]
         assert main(argv) == 0
-        assert "out-of-fold" in capsys.readouterr().out
+        printed = capsys.readouterr().out
+        assert "out-of-fold" in printed and "roles-unknown model: threshold" in printed
         loaded = BoundaryModel.load(out)
-        assert loaded.meta["preset"] == "agent"
+        assert loaded.meta["preset"] == "agent" and loaded.roles_unknown is not None
         assert LearnedPolicy(loaded).adaptive == AdaptiveThreshold.from_meta(
             loaded.meta["adaptive"]
         )

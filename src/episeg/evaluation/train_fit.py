@@ -3,7 +3,8 @@
 :func:`fit` is PCA of the three embedding terms plus a logistic regression,
 folded back into a :class:`~episeg.segmentation.model.BoundaryModel`;
 :func:`logits` scores rows with it; :func:`decode` thresholds out-of-fold
-logits and scores the result under protocol A.
+logits and scores the result under protocol A; :func:`cross_validated` is the
+trainer's whole recipe (threshold and judge band by k-fold CV, then the fit).
 
 >>> rows = TrainingRows(names=("a",))
 >>> for g in range(4):
@@ -18,14 +19,18 @@ True
 from __future__ import annotations
 
 from collections.abc import Sequence
+from dataclasses import dataclass
 
 import numpy as np
 
 from episeg.evaluation.protocols import score_protocols
-from episeg.evaluation.train_rows import Corpus, TrainingRows
+from episeg.evaluation.train_rows import Corpus, TrainingRows, subset
 from episeg.segmentation.model import BoundaryModel
 
-__all__ = ["TERM_DIMS", "decode", "fit", "logits"]
+__all__ = ["TAUS", "TERM_DIMS", "CrossValidated", "cross_validated", "decode", "fit", "logits"]
+
+TAUS = tuple(round(-2.0 + 0.125 * i, 3) for i in range(25))
+"""The thresholds (logits) cross-validation chooses among."""
 
 TERM_DIMS: dict[str, int] = {}
 """PCA dimensions per embedding term where they differ from ``dims`` (0 drops the term)."""
@@ -107,3 +112,59 @@ def decode(corpus: Corpus, logits: np.ndarray, tau: float, min_turns: int = 1) -
         [d.boundaries for d in corpus.dialogues], hyps, [len(d) for d in corpus.dialogues]
     )
     return {"pk_a": s.pk_a, "wd_a": s.wd_a, "f1_a": s.f1_a, "ratio": s.boundary_ratio}
+
+
+@dataclass(frozen=True)
+class CrossValidated:
+    """A fit on every row, its CV-chosen threshold and band, the out-of-fold scores there."""
+
+    model: BoundaryModel
+    threshold: float
+    band: float
+    oof: dict[str, dict[str, float]]
+
+
+def cross_validated(
+    corpora: Sequence[Corpus],
+    *,
+    dims: int,
+    c: float,
+    seed: int,
+    folds: int,
+    lookahead: int,
+    min_turns: int,
+    judge_share: float,
+) -> CrossValidated:
+    """The trainer's recipe over ``corpora`` (folds by dialogue, seeded).
+
+    The threshold has the lowest mean out-of-fold protocol-A Pk over the
+    corpora (ties: the higher); the band is the half-width around it holding
+    ``judge_share`` of the out-of-fold scores.
+    """
+    rng = np.random.default_rng(seed)
+    fold_of = [rng.permutation(len(cp.dialogues)) % folds for cp in corpora]
+    oof = [np.zeros(len(cp.rows.labels)) for cp in corpora]
+    for k in range(folds):
+        keep = [
+            fo[np.asarray(cp.rows.groups)] != k for cp, fo in zip(corpora, fold_of, strict=True)
+        ]
+        model = fit(
+            [subset(cp.rows, kp) for cp, kp in zip(corpora, keep, strict=True)],
+            dims=dims,
+            c=c,
+            seed=seed,
+            lookahead=lookahead,
+        )
+        for i, (corpus, kp) in enumerate(zip(corpora, keep, strict=True)):
+            oof[i][~kp] = logits(model, corpus.rows, ~kp)
+    table = {
+        tau: [decode(cp, lg, tau, min_turns) for cp, lg in zip(corpora, oof, strict=True)]
+        for tau in TAUS
+    }
+    tau = min(TAUS, key=lambda t: (float(np.mean([s["pk_a"] for s in table[t]])), -t))
+    eligible = np.concatenate([np.asarray(cp.rows.eligible) for cp in corpora])
+    margins = np.sort(np.abs(np.concatenate(oof)[eligible] - tau))
+    band = float(margins[min(len(margins) - 1, int(judge_share * len(margins)))])
+    final = fit([cp.rows for cp in corpora], dims=dims, c=c, seed=seed, lookahead=lookahead)
+    scores = {cp.name: s for cp, s in zip(corpora, table[tau], strict=True)}
+    return CrossValidated(final, tau, band, scores)

@@ -2,8 +2,9 @@
 
 :data:`TRAIN_PARTS` lists every train part under the data root;
 :data:`PRESETS` says, per preset, which corpora, PCA dimensions, L2
-strength, whether roles are read, the weights file, the segment-length prior
-and the relative (adaptive) threshold rule written into the model's meta.
+strength, whether roles are read, the weights file, the segment-length prior,
+the relative (adaptive) threshold rule written into the model's meta, and
+whether a second model for roles-unknown streams is trained.
 
 >>> adaptive_meta(PRESETS["agent"], -0.25)
 {'g': 2.5, 'window': 20, 'min_scores': 5, 'floor': -1.25}
@@ -38,6 +39,8 @@ class Preset:
     min_turns: int = 1
     adaptive: tuple[float, int, int, float] | None = None
     """The relative rule (g, window, min_scores, floor below the threshold), or none."""
+    roles_unknown_model: bool = False
+    """Also train a model for roles-unknown streams on role-masked copies of every corpus."""
 
 
 PRESETS = {
@@ -50,6 +53,7 @@ PRESETS = {
         "boundary.npz",
         min_turns=2,
         adaptive=(2.5, 20, 5, 1.0),
+        roles_unknown_model=True,
     ),
     "chat": Preset("chat", ("tiage",), 64, 0.1, False, "chat.npz"),
 }

@@ -38,6 +38,13 @@ the half-width around it holding ``--judge-share`` of the scored turns. The
 PCA is folded into three 384-dim weight vectors, saved with
 :meth:`BoundaryModel.save`.
 
+The agent preset also trains, by the same recipe, a second model for streams
+whose speaker roles are unknown (``BoundaryModel.roles_unknown``): on
+role-masked copies of every corpus (SuperDialseg and agent_tau rows rebuilt as
+TIAGE's are: every turn a row, role features zero), so that regime learns
+task-oriented talk too, not TIAGE's chit-chat alone; its own threshold comes
+from its own cross-validation. ``--no-roles-unknown-model`` skips it.
+
 The steps live in :mod:`~episeg.evaluation.train_rows` (features, rows) and
 :mod:`~episeg.evaluation.train_fit` (fit, out-of-fold decode).
 
@@ -59,13 +66,12 @@ import numpy as np
 
 from episeg.errors import ConfigError
 from episeg.evaluation.datasets import default_data_root, read_jsonl, select_part
-from episeg.evaluation.train_fit import decode, fit, logits
+from episeg.evaluation.train_fit import CrossValidated, cross_validated
 from episeg.evaluation.train_presets import LICENCES, PRESETS, TRAIN_PARTS, Preset, adaptive_meta
 from episeg.evaluation.train_rows import (
     Corpus,
     embed_file,
     stream_boundaries,
-    subset,
     teacher_forced,
     turn_views,
 )
@@ -75,8 +81,6 @@ from episeg.typing import Embedder
 __all__ = ["PRESETS", "TRAIN_PARTS", "Preset", "main", "stream_boundaries", "train", "turn_views"]
 
 log = logging.getLogger(__name__)
-
-_TAUS = tuple(round(-2.0 + 0.125 * i, 3) for i in range(25))
 
 
 def train(
@@ -92,6 +96,7 @@ def train(
     judge_share: float = 0.1,
     cache_dir: Path | None = None,
     max_chars: int = 2000,
+    roles_unknown_model: bool = True,
 ) -> BoundaryModel:
     """Train one preset's model on its train parts under ``data_root`` (module docstring)."""
     if preset not in PRESETS:
@@ -100,6 +105,7 @@ def train(
     dims = spec.dims if dims is None else dims
     c = spec.c if c is None else c
     corpora: list[Corpus] = []
+    vectors: list[list[np.ndarray]] = []
     files: list[dict[str, Any]] = []
     for name, rel, part in TRAIN_PARTS:
         if name not in spec.corpora:
@@ -110,8 +116,8 @@ def train(
         chosen = select_part(path, read_jsonl(path), part)  # type: ignore[arg-type]
         if not spec.roles_known:
             chosen = [dataclasses.replace(d, roles_known=False) for d in chosen]
-        vectors = embed_file(path, chosen, embedder, cache_dir, max_chars)
-        corpora.append(teacher_forced(name, chosen, vectors, lookahead))
+        vectors.append(embed_file(path, chosen, embedder, cache_dir, max_chars))
+        corpora.append(teacher_forced(name, chosen, vectors[-1], lookahead))
         files.append(
             {
                 "corpus": name,
@@ -125,28 +131,20 @@ def train(
             }
         )
         log.info("%s: %d dialogues, %d rows", name, len(chosen), len(corpora[-1].rows.labels))
-    rng = np.random.default_rng(seed)
-    fold_of = [rng.permutation(len(cp.dialogues)) % folds for cp in corpora]
-    oof = [np.zeros(len(cp.rows.labels)) for cp in corpora]
-    for k in range(folds):
-        fit_rows = [
-            subset(cp.rows, fo[np.asarray(cp.rows.groups)] != k)
-            for cp, fo in zip(corpora, fold_of, strict=True)
-        ]
-        model = fit(fit_rows, dims=dims, c=c, seed=seed, lookahead=lookahead)
-        for i, (corpus, fo) in enumerate(zip(corpora, fold_of, strict=True)):
-            held = fo[np.asarray(corpus.rows.groups)] == k
-            oof[i][held] = logits(model, corpus.rows, held)
-    table = {
-        tau: [decode(cp, lg, tau, spec.min_turns) for cp, lg in zip(corpora, oof, strict=True)]
-        for tau in _TAUS
-    }
-    tau = min(_TAUS, key=lambda t: (float(np.mean([s["pk_a"] for s in table[t]])), -t))
-    eligible = np.concatenate([np.asarray(cp.rows.eligible) for cp in corpora])
-    margins = np.sort(np.abs(np.concatenate(oof)[eligible] - tau))
-    band = float(margins[min(len(margins) - 1, int(judge_share * len(margins)))])
-    final = fit([cp.rows for cp in corpora], dims=dims, c=c, seed=seed, lookahead=lookahead)
-    meta = {
+
+    def recipe(chosen: list[Corpus]) -> CrossValidated:
+        return cross_validated(
+            chosen,
+            dims=dims,
+            c=c,
+            seed=seed,
+            folds=folds,
+            lookahead=lookahead,
+            min_turns=spec.min_turns,
+            judge_share=judge_share,
+        )
+
+    settings = {
         "trained_on": files,
         "never_read": [
             "dialseg711/dialseg711.jsonl",
@@ -155,9 +153,7 @@ def train(
             "agent_tau_dev task-report part",
         ],
         "preset": preset,
-        "roles_known": spec.roles_known,
         "min_turns": spec.min_turns,
-        "adaptive": adaptive_meta(spec, tau),
         "embedder": embedder.name,
         "embed_max_chars": max_chars,
         "seed": seed,
@@ -166,21 +162,38 @@ def train(
         "C": c,
         "lookahead": lookahead,
         "judge_share": judge_share,
-        "threshold": tau,
-        "band": band,
-        "oof_at_threshold": {cp.name: s for cp, s in zip(corpora, table[tau], strict=True)},
     }
-    return BoundaryModel(
-        names=final.names,
-        weights=final.weights,
-        bias=final.bias,
-        vectors=final.vectors,
-        lookahead=lookahead,
-        threshold=tau,
-        band=band,
-        means=final.means,
-        vector_means=final.vector_means,
-        meta=meta,
+    sub = None
+    if spec.roles_unknown_model and roles_unknown_model:
+        masked = [_masked(cp, vecs, lookahead) for cp, vecs in zip(corpora, vectors, strict=True)]
+        dropped = [cp.name for cp in corpora if any(d.roles_known for d in cp.dialogues)]
+        meta = {**settings, "roles_known": False, "roles_dropped": dropped}
+        sub = _model(recipe(masked), meta, spec, None)
+    main_meta = {**settings, "roles_known": spec.roles_known}
+    return _model(recipe(corpora), main_meta, spec, sub)
+
+
+def _masked(corpus: Corpus, vectors: list[np.ndarray], lookahead: int) -> Corpus:
+    """``corpus`` as roles-unknown rows (every turn, role features zero), as TIAGE is built."""
+    if not any(d.roles_known for d in corpus.dialogues):
+        return corpus
+    dropped = [dataclasses.replace(d, roles_known=False) for d in corpus.dialogues]
+    return teacher_forced(corpus.name, dropped, vectors, lookahead)
+
+
+def _model(
+    cv: CrossValidated, meta: dict[str, Any], spec: Preset, sub: BoundaryModel | None
+) -> BoundaryModel:
+    final = cv.model
+    full = {
+        **meta,
+        "adaptive": adaptive_meta(spec, cv.threshold),
+        "threshold": cv.threshold,
+        "band": cv.band,
+        "oof_at_threshold": cv.oof,
+    }
+    return dataclasses.replace(
+        final, threshold=cv.threshold, band=cv.band, meta=full, roles_unknown=sub
     )
 
 
@@ -218,6 +231,12 @@ def _parser() -> argparse.ArgumentParser:
         help="share of hint-eligible turns in the judge's uncertain band",
     )
     p.add_argument("--cache-dir", type=Path, default=None, help="embedding cache (.npy)")
+    p.add_argument(
+        "--no-roles-unknown-model",
+        dest="roles_unknown_model",
+        action="store_false",
+        help="skip the preset's roles-unknown model (role-masked copies of every corpus)",
+    )
     return p
 
 
@@ -244,19 +263,20 @@ def main(argv: Sequence[str] | None = None) -> int:
         lookahead=args.lookahead,
         judge_share=args.judge_share,
         cache_dir=args.cache_dir,
+        roles_unknown_model=args.roles_unknown_model,
     )
     out = args.out or WEIGHTS_DIR / PRESETS[args.preset].weights
     model.save(out)
-    oof = model.meta["oof_at_threshold"]
-    print(
-        f"wrote {out} ({out.stat().st_size} bytes): threshold {model.threshold:+.3f}, "
-        f"judge band +-{model.band:.3f}"
-    )
-    for name, s in oof.items():
-        print(
-            f"  out-of-fold {name}: Pk {s['pk_a']:.3f} WD {s['wd_a']:.3f} "
-            f"F1 {s['f1_a']:.3f} ratio {s['ratio']:.2f}"
-        )
+    print(f"wrote {out} ({out.stat().st_size} bytes)")
+    for label, m in (("", model), ("roles-unknown model: ", model.roles_unknown)):
+        if m is None:
+            continue
+        print(f"{label}threshold {m.threshold:+.3f}, judge band +-{m.band:.3f}")
+        for name, s in m.meta["oof_at_threshold"].items():
+            print(
+                f"  out-of-fold {name}: Pk {s['pk_a']:.3f} WD {s['wd_a']:.3f} "
+                f"F1 {s['f1_a']:.3f} ratio {s['ratio']:.2f}"
+            )
     return 0
 
 

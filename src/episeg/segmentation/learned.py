@@ -136,8 +136,8 @@ class LearnedPolicy:
     hint_actors
         Actors before whose turns the model may open an episode.
     roles_known
-        ``False`` for transcripts whose speaker labels carry no meaning: the
-        role and type features are then zero (as in training on such corpora).
+        ``False`` for transcripts whose speaker labels carry no meaning: role and
+        type features are zero, the model's ``roles_unknown`` one scores if it has one.
     min_turns
         The segment-length prior: the model opens an episode only once the
         open one holds this many turns (default: the model's own, 2 for the
@@ -159,7 +159,7 @@ class LearnedPolicy:
         min_turns: int | None = None,
         adaptive: AdaptiveThreshold | None = None,
     ) -> None:
-        self.model = model if model is not None else _default_model()
+        self.model = (model if model is not None else _default_model()).for_roles(roles_known)
         self.adaptive = adaptive or AdaptiveThreshold.from_meta(self.model.meta.get("adaptive"))
         self.threshold = self.model.threshold if threshold is None else float(threshold)
         self.band = self.model.band if band is None else float(band)

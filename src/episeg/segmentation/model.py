@@ -16,6 +16,10 @@ folded back through the projection, so inference is four dot products.
 term's weight times its deviation from the training mean, largest first; the
 verdict trail records the top ones.
 
+A model may carry a second one for streams whose speaker roles are unknown
+(``roles_unknown``, trained on role-masked rows of every corpus; the agent
+preset's ``boundary.npz`` does): :meth:`BoundaryModel.for_roles` picks it.
+
 >>> import numpy as np
 >>> m = BoundaryModel(names=("a", "b"), weights=np.array([2.0, -1.0]), bias=-0.5,
 ...                   vectors={"turn": np.array([1.0, 0.0])}, lookahead=0, threshold=0.0,
@@ -53,6 +57,7 @@ WEIGHTS_DIR = Path(__file__).with_name("weights")
 DEFAULT_WEIGHTS = WEIGHTS_DIR / "boundary.npz"
 CHAT_WEIGHTS = WEIGHTS_DIR / "chat.npz"
 VECTOR_TERMS = ("turn", "shift", "agree")
+_SUB = "unknown_"
 _LABELS = {"turn": "turn-embedding", "shift": "context-shift", "agree": "context-agreement"}
 
 
@@ -82,6 +87,9 @@ class BoundaryModel:
         Training means of the features and the terms (for :meth:`contributions`).
     meta
         Training provenance (data files, parts, seed, scores), kept as JSON.
+    roles_unknown
+        The model for streams whose roles are unknown, if it differs (its own
+        threshold, band and meta); see :meth:`for_roles`.
     """
 
     names: tuple[str, ...]
@@ -94,6 +102,7 @@ class BoundaryModel:
     means: np.ndarray
     vector_means: Mapping[str, np.ndarray]
     meta: Mapping[str, Any] = field(default_factory=dict)
+    roles_unknown: BoundaryModel | None = None
 
     def __post_init__(self) -> None:
         if len(self.names) != len(self.weights) or len(self.means) != len(self.weights):
@@ -103,6 +112,22 @@ class BoundaryModel:
             raise ConfigError(f"boundary model: unknown vector terms {sorted(unknown)}")
         if self.lookahead < 0 or self.band < 0:
             raise ConfigError("boundary model: lookahead and band must be >= 0")
+
+    def for_roles(self, known: bool) -> BoundaryModel:
+        """The model that scores a stream whose roles are ``known`` (or not).
+
+        >>> import numpy as np
+        >>> def m(t, sub=None):
+        ...     return BoundaryModel(names=(), weights=np.zeros(0), bias=0.0, vectors={},
+        ...                          lookahead=0, threshold=t, band=0.0, means=np.zeros(0),
+        ...                          vector_means={}, roles_unknown=sub)
+        >>> both = m(-0.25, m(-0.625))
+        >>> both.for_roles(True).threshold, both.for_roles(False).threshold
+        (-0.25, -0.625)
+        >>> m(0.0).for_roles(False).threshold  # no roles-unknown model: itself
+        0.0
+        """
+        return self if known or self.roles_unknown is None else self.roles_unknown
 
     # -- scoring ----------------------------------------------------------------------
     def logit(self, x: np.ndarray, e: np.ndarray, a: np.ndarray, b: np.ndarray) -> float:
@@ -145,6 +170,9 @@ class BoundaryModel:
             means=self.means,
             vector_means=self.vector_means,
             meta={**self.meta, "ablated": sorted(ablate)},
+            roles_unknown=None
+            if self.roles_unknown is None
+            else self.roles_unknown.without(ablate),
         )
 
     @staticmethod
@@ -168,7 +196,21 @@ class BoundaryModel:
 
     # -- persistence ------------------------------------------------------------------
     def save(self, path: str | Path) -> None:
-        """Write the weights as a small ``.npz`` (float32 vectors, JSON metadata)."""
+        """Write the weights as a small ``.npz`` (float32 vectors, JSON metadata).
+
+        A ``roles_unknown`` model is written beside, its keys prefixed ``unknown_``.
+        """
+        arrays = self._arrays()
+        if self.roles_unknown is not None:
+            sub = self.roles_unknown._arrays()
+            arrays.update({f"{_SUB}{k}": v for k, v in sub.items()})
+        Path(path).parent.mkdir(parents=True, exist_ok=True)
+        with Path(path).open("wb") as fh:
+            np.savez_compressed(fh, **arrays)
+
+    def _arrays(self) -> dict[str, Any]:
+        if self.roles_unknown is not None and self.roles_unknown.roles_unknown is not None:
+            raise ConfigError("boundary model: a roles-unknown model cannot nest another")
         arrays: dict[str, Any] = {
             "names": np.array(self.names),
             "weights": np.asarray(self.weights, dtype=np.float64),
@@ -179,9 +221,7 @@ class BoundaryModel:
         for name, vec in self.vectors.items():
             arrays[f"vec_{name}"] = np.asarray(vec, dtype=np.float32)
             arrays[f"mean_{name}"] = np.asarray(self.vector_means[name], dtype=np.float32)
-        Path(path).parent.mkdir(parents=True, exist_ok=True)
-        with Path(path).open("wb") as fh:
-            np.savez_compressed(fh, **arrays)
+        return arrays
 
     @classmethod
     def load(cls, path: str | Path | None = None) -> BoundaryModel:
@@ -192,22 +232,29 @@ class BoundaryModel:
         except (OSError, ValueError) as exc:
             raise ConfigError(f"cannot read boundary model weights {path}: {exc}") from exc
         with data:
-            bias, threshold, band, lookahead = (float(v) for v in data["scalars"])
-            vectors = {
-                n: data[f"vec_{n}"].astype(np.float64) for n in VECTOR_TERMS if f"vec_{n}" in data
-            }
-            return cls(
-                names=tuple(str(n) for n in data["names"]),
-                weights=data["weights"].astype(np.float64),
-                bias=bias,
-                vectors=vectors,
-                lookahead=int(lookahead),
-                threshold=threshold,
-                band=band,
-                means=data["means"].astype(np.float64),
-                vector_means={n: data[f"mean_{n}"].astype(np.float64) for n in vectors},
-                meta=json.loads(str(data["meta"])),
-            )
+            arrays = {k: data[k] for k in data.files}
+        sub = {k[len(_SUB) :]: v for k, v in arrays.items() if k.startswith(_SUB)}
+        return cls._from(arrays, cls._from(sub, None) if sub else None)
+
+    @classmethod
+    def _from(cls, data: Mapping[str, np.ndarray], sub: BoundaryModel | None) -> BoundaryModel:
+        bias, threshold, band, lookahead = (float(v) for v in data["scalars"])
+        vectors = {
+            n: data[f"vec_{n}"].astype(np.float64) for n in VECTOR_TERMS if f"vec_{n}" in data
+        }
+        return cls(
+            names=tuple(str(n) for n in data["names"]),
+            weights=data["weights"].astype(np.float64),
+            bias=bias,
+            vectors=vectors,
+            lookahead=int(lookahead),
+            threshold=threshold,
+            band=band,
+            means=data["means"].astype(np.float64),
+            vector_means={n: data[f"mean_{n}"].astype(np.float64) for n in vectors},
+            meta=json.loads(str(data["meta"])),
+            roles_unknown=sub,
+        )
 
 
 _LOADED: dict[Path, BoundaryModel] = {}
