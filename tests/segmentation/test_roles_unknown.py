@@ -19,6 +19,21 @@ from episeg.testing import HashingEmbedder
 from episeg.types import Turn
 
 NAMES = feature_names(0)
+TOPICS = ["book a table for two", "a taxi to the station", "train to cambridge", "hotel parking"]
+
+
+class MiniLMShaped(HashingEmbedder):
+    """Hashing vectors with the shipped model's name and width (no model needed)."""
+
+    name = "all-MiniLM-L6-v2"
+
+    def __init__(self) -> None:
+        super().__init__(dim=384)
+
+
+def unknown_roles_segmenter(threshold: float | None = None, **kw) -> Segmenter:
+    combiner = CombinerConfig(kind="learned", roles_known=False, threshold=threshold)
+    return Segmenter(config=EpisegConfig(combiner=combiner), embedder=MiniLMShaped(), **kw)
 
 
 def model(bias: float, threshold: float, sub: BoundaryModel | None = None, **meta) -> BoundaryModel:
@@ -117,19 +132,28 @@ class TestShippedWeights:
         assert {len(v) for v in sub.vectors.values()} == {384}
 
     def test_segmenter_with_roles_unknown_reads_the_second_model(self):
-        class MiniLMShaped(HashingEmbedder):
-            name = "all-MiniLM-L6-v2"
-
-            def __init__(self) -> None:
-                super().__init__(dim=384)
-
         sub = BoundaryModel.load(DEFAULT_WEIGHTS).roles_unknown
         assert sub is not None
-        config = EpisegConfig(combiner=CombinerConfig(kind="learned", roles_known=False))
-        seg = Segmenter(config=config, embedder=MiniLMShaped(), keep_trace=True)
+        seg = unknown_roles_segmenter(keep_trace=True)
         turns = [Turn(actor="user", text=f"book a table {i}", ts=float(i)) for i in range(6)]
         seg.segment(turns)
         assert seg.trace is not None
         reasons = [v.reason for step in seg.trace for v in step.verdicts]
         learned = [r for r in reasons if r.startswith("learned logit")]
         assert learned and all(f"threshold {sub.threshold:+.2f}" in r for r in learned)
+
+    def test_streaming_equals_batch_with_the_second_model(self):
+        actors = ["user", "assistant"]
+        turns = [
+            Turn(actor=actors[i % 2], text=f"{TOPICS[(i // 5) % 4]} {i}", ts=float(i))
+            for i in range(40)
+        ]
+        # hashing vectors score low under MiniLM weights: a low threshold makes it cut
+        batch = unknown_roles_segmenter(threshold=-2.0).segment(turns)
+        assert len(batch) > 1
+        seg = unknown_roles_segmenter(threshold=-2.0)
+        streamed = [e for t in turns for e in seg.observe(t)] + seg.flush()
+        assert [[t.id for t in e.turns] for e in batch] == [
+            [t.id for t in e.turns] for e in streamed
+        ]
+        assert sum(len(e.turns) for e in batch) == len(turns)
