@@ -2,7 +2,8 @@
 # episeg's one entry point.
 #   ./run.sh demo     set everything up (first run only) and run the offline demo
 #   ./run.sh test       set up if needed and run the whole test suite (pytest args pass through)
-#   ./run.sh test-fast  the fast tier: pytest -m "not slow" (no model load, no servers)
+#   ./run.sh test-fast  the fast tier: pytest -m "not slow" (no model load, no servers), on
+#                       every core (pytest-xdist; EPISEG_TEST_WORKERS=0 runs it in one process)
 #   ./run.sh lint       ruff check, ruff format --check, the structure check, mypy
 #   ./run.sh setup    only install
 set -euo pipefail
@@ -33,7 +34,9 @@ case "$cmd" in
   setup) setup ;;
   demo)  setup; exec "$VENV/bin/episeg" demo "$@" ;;
   test)  setup; exec "$VENV/bin/python" -m pytest "$@" ;;
-  test-fast) setup; exec "$VENV/bin/python" -m pytest -m "not slow" "$@" ;;
+  test-fast) setup
+             exec "$VENV/bin/python" -m pytest -m "not slow" \
+               -n "${EPISEG_TEST_WORKERS:-auto}" --dist worksteal "$@" ;;
   lint)  setup
          "$VENV/bin/ruff" check src tests tools
          "$VENV/bin/ruff" format --check src tests tools
