@@ -1,10 +1,17 @@
 """The three ranked lists of hierarchical recall, fused into turn candidates (RRF).
 
-:func:`gather` reads, for one query, (1) the store's turn vectors nearest
-to it (cosine at or above ``min_similarity``), (2) BM25 over single turns
-and (3) BM25 over whole episodes, whose turns enter in a row; every list
-adds ``1 / (rrf_k + 1 + rank)`` to the turns it ranks. The result maps
-``(episode id, position)`` to a :class:`Candidate`.
+For one query, :func:`dense_list` reads the store's turn vectors nearest to
+it (cosine at or above ``min_similarity``) and :func:`lexical_lists` BM25
+over single turns and over whole episodes; :func:`fuse` then adds, for every
+list, ``1 / (rrf_k + 1 + rank)`` to the turns it ranks (an episode's turns
+enter in a row: the ones the turn lists rank higher first, then in order).
+The result maps ``(episode id, position)`` to a :class:`Candidate`.
+
+The lists are separate steps so that the dense query (which releases the GIL
+inside Chroma) can run on another thread while the lexical lists are
+computed; :func:`fuse` adds the contributions in the same order whether the
+lists were read one after the other (:func:`gather`) or side by side, so the
+scores are the same to the last bit.
 """
 
 from __future__ import annotations
@@ -18,7 +25,17 @@ from episeg.recall.index import IndexedStore, TenantIndex
 from episeg.recall.lexical import tokenize
 from episeg.recall.window import RecallWindow
 
-__all__ = ["Candidate", "Candidates", "dense_turns", "gather"]
+__all__ = [
+    "Candidate",
+    "Candidates",
+    "DenseList",
+    "LexicalLists",
+    "dense_list",
+    "dense_turns",
+    "fuse",
+    "gather",
+    "lexical_lists",
+]
 
 
 @dataclass
@@ -31,6 +48,10 @@ class Candidate:
 
 
 Candidates = dict[tuple[str, int], Candidate]
+# (episode id, position, cosine), nearest first, every one a match inside the window
+DenseList = list[tuple[str, int, float]]
+# turns ranked by BM25 and episodes ranked by BM25, best first, inside the window
+LexicalLists = tuple[list[tuple[str, int]], list[str]]
 
 
 def gather(
@@ -42,49 +63,66 @@ def gather(
     window: RecallWindow,
 ) -> tuple[Candidates, set[str]]:
     """Fused turn candidates of one query and the ids of the episodes found by words."""
-    p = params
-    cands: Candidates = {}
-    widen = 4 if window.active else 1
-    # 1. dense turns (a cosine under min_similarity is not a match)
-    rank = 0
-    for episode_id, pos, cos in dense_turns(store, vector, p.turn_candidates, window):
-        if cos < p.min_similarity or not window.allows(episode_id):
-            continue
-        c = cands.setdefault((episode_id, pos), Candidate())
-        c.fused += 1.0 / (p.rrf_k + 1 + rank)
-        c.cosine = cos
-        rank += 1
-    lexical_eps: set[str] = set()
+    dense = dense_list(store, params, vector, window)
+    return fuse(params, dense, lexical_lists(params, text, index, window), index)
+
+
+def dense_list(
+    store: IndexedStore, params: RecallConfig, vector: np.ndarray, window: RecallWindow
+) -> DenseList:
+    """The dense list: the nearest turns whose cosine reaches ``min_similarity``."""
+    return [
+        (episode_id, pos, cos)
+        for episode_id, pos, cos in dense_turns(store, vector, params.turn_candidates, window)
+        if cos >= params.min_similarity and window.allows(episode_id)
+    ]
+
+
+def lexical_lists(
+    params: RecallConfig, text: str | None, index: TenantIndex, window: RecallWindow
+) -> LexicalLists:
+    """The lexical turn and episode lists of ``text`` (both empty without a text)."""
     if not text:
-        return cands, lexical_eps
+        return [], []
+    p = params
+    widen = 4 if window.active else 1
     tokens = tokenize([text])[0]  # once, for both lexical lists
-    # 2. lexical turns
-    rank = 0
-    for key, _ in index.turns.top_tokens(tokens, p.turn_candidates * widen):
-        if rank == p.turn_candidates:
-            break
-        if window.allows(key[0]):
-            c = cands.setdefault(key, Candidate())
-            c.fused += 1.0 / (p.rrf_k + 1 + rank)
-            c.lexical = True
-            rank += 1
-    # 3. lexical episodes, at turn granularity
+    turns = [key for key, _ in index.turns.top_tokens(tokens, p.turn_candidates * widen)]
+    turns = [key for key in turns if window.allows(key[0])][: p.turn_candidates]
+    episodes: list[str] = []
     if p.episode_candidates:
         found = [i for i, _ in index.episodes.top_tokens(tokens, p.episode_candidates * widen)]
-        found = [i for i in found if window.allows(i)][: p.episode_candidates]
-        rank = 0
-        for episode_id in found:
-            lexical_eps.add(episode_id)
-            n_turns = index.cards[episode_id].n_turns
-            prior = [
-                cands[(episode_id, q)].fused if (episode_id, q) in cands else 0.0
-                for q in range(n_turns)
-            ]
-            for pos in sorted(range(n_turns), key=lambda q: (-prior[q], q)):
-                c = cands.setdefault((episode_id, pos), Candidate())
-                c.fused += 1.0 / (p.rrf_k + 1 + rank)
-                rank += 1
-    return cands, lexical_eps
+        episodes = [i for i in found if window.allows(i)][: p.episode_candidates]
+    return turns, episodes
+
+
+def fuse(
+    params: RecallConfig, dense: DenseList, lexical: LexicalLists, index: TenantIndex
+) -> tuple[Candidates, set[str]]:
+    """RRF of the three lists: turn candidates, and the episodes the episode list found."""
+    rrf = params.rrf_k + 1
+    cands: Candidates = {}
+    for rank, (episode_id, pos, cos) in enumerate(dense):
+        c = cands.setdefault((episode_id, pos), Candidate())
+        c.fused += 1.0 / (rrf + rank)
+        c.cosine = cos
+    turns, episodes = lexical
+    for rank, key in enumerate(turns):
+        c = cands.setdefault(key, Candidate())
+        c.fused += 1.0 / (rrf + rank)
+        c.lexical = True
+    rank = 0  # the episode list ranks turns, one episode after another
+    for episode_id in episodes:
+        n_turns = index.cards[episode_id].n_turns
+        prior = [
+            cands[(episode_id, q)].fused if (episode_id, q) in cands else 0.0
+            for q in range(n_turns)
+        ]
+        for pos in sorted(range(n_turns), key=lambda q: (-prior[q], q)):
+            c = cands.setdefault((episode_id, pos), Candidate())
+            c.fused += 1.0 / (rrf + rank)
+            rank += 1
+    return cands, set(episodes)
 
 
 def dense_turns(

@@ -34,6 +34,10 @@ overlap the range; ``session`` keeps one session.
 Recall never writes: reinforcement follows :meth:`confirm_used`, so the same
 question gets the same answer whenever it is asked.
 
+With ``overlap_reads`` (the default) the dense query runs on a worker thread
+while the lexical lists are computed (:mod:`.overlap`); the hits are the same
+as with one step after the other.
+
 Modules: :mod:`.candidates` (the three lists and their fusion), :mod:`.ranking`
 (relevance + extra terms, budget packing), :mod:`.window` (session / time
 filter), :mod:`.hits` (:class:`RecallHit`, :class:`Expand`), :mod:`.index` (the
@@ -48,10 +52,11 @@ import numpy as np
 
 from episeg.config import EpisegConfig
 from episeg.errors import StoreError
-from episeg.recall.candidates import gather
+from episeg.recall.candidates import dense_list, fuse, gather, lexical_lists
 from episeg.recall.forgetting import reinforce
 from episeg.recall.hits import Expand, RecallHit, word_count
 from episeg.recall.index import IndexedStore
+from episeg.recall.overlap import submit
 from episeg.recall.ranking import rank, select
 from episeg.recall.window import RecallWindow
 from episeg.store.usermeta import MetaScalar
@@ -133,7 +138,12 @@ class HierarchicalRecaller:
             vector = np.asarray(query, dtype=np.float32).reshape(-1)
         index = self._store.index
         window = RecallWindow(index.cards, session, since, until, metadata, span=index.max_span)
-        cands, lexical_eps = gather(self._store, self.params, vector, text, index, window)
+        if self.params.overlap_reads and text:
+            dense = submit(dense_list, self._store, self.params, vector, window)
+            lexical = lexical_lists(self.params, text, index, window)
+            cands, lexical_eps = fuse(self.params, dense.result(), lexical, index)
+        else:
+            cands, lexical_eps = gather(self._store, self.params, vector, text, index, window)
         if not cands:
             return []
         ranked, extras = rank(
