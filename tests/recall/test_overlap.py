@@ -16,10 +16,9 @@ from episeg.recall import overlap
 from episeg.recall.hierarchical import Expand, HierarchicalRecaller, RecallHit
 from episeg.recall.index import IndexedStore
 from episeg.store import ChromaBackend
-from episeg.testing import HashingEmbedder
-from episeg.types import Actor, Episode, Turn
+from episeg.types import Episode
+from tests.recall.test_hierarchical import EMB, episode
 
-EMB = HashingEmbedder(dim=64)  # few dims: dense matches above min_similarity are common
 WORDS = [
     "deploy",
     "canary",
@@ -37,30 +36,17 @@ WORDS = [
 
 
 def _episodes(user: str, n: int, rng: np.random.Generator) -> list[Episode]:
-    out = []
-    for e in range(n):
-        texts = [" ".join(rng.choice(WORDS, size=4)) for _ in range(int(rng.integers(1, 5)))]
-        t0 = 1.7e9 + 3600.0 * e
-        turns = tuple(
-            Turn(actor=Actor.USER if i % 2 == 0 else Actor.ASSISTANT, text=t, ts=t0 + i)
-            for i, t in enumerate(texts)
+    """``n`` episodes an hour apart in three sessions, 1-4 turns of four words each."""
+    return [
+        episode(
+            user,
+            str(e),
+            f"s{e % 3}",
+            e / 24,
+            [" ".join(rng.choice(WORDS, size=4)) for _ in range(int(rng.integers(1, 5)))],
         )
-        vectors = EMB.embed(texts)
-        mean = vectors.mean(axis=0)
-        out.append(
-            Episode(
-                id=f"{user}-{e}",
-                user=user,
-                session=f"s{e % 3}",
-                turns=turns,
-                summary=texts[0],
-                opened_at=t0,
-                closed_at=turns[-1].ts,
-                embedding=mean / np.linalg.norm(mean),
-                turn_embeddings=vectors,
-            )
-        )
-    return out
+        for e in range(n)
+    ]
 
 
 def _recaller(store: IndexedStore, overlap_reads: bool) -> HierarchicalRecaller:
