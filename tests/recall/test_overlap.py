@@ -179,3 +179,46 @@ def test_the_pool_works_in_a_forked_child_after_the_parent_filled_it() -> None:
 def test_overlap_reads_must_be_a_bool() -> None:
     with pytest.raises(ConfigError, match="overlap_reads must be true or false"):
         RecallConfig(overlap_reads="yes")  # type: ignore[arg-type]
+
+
+class TestSaturatedPool:
+    def test_with_every_worker_busy_the_query_runs_here_with_the_same_hits(
+        self, chroma_store: IndexedStore
+    ) -> None:
+        gate = threading.Event()
+        started = threading.Barrier(overlap.WORKERS + 1)
+
+        def hold() -> None:
+            started.wait(10)
+            gate.wait(10)
+
+        busy = [overlap.submit(hold) for _ in range(overlap.WORKERS)]
+        try:
+            started.wait(10)  # every worker is inside hold()
+            store = _RecordingStore(chroma_store)
+            hits = _recaller(store, True).recall("canary pods", 3)  # type: ignore[arg-type]
+            assert store.threads == [threading.current_thread().name]
+            assert _view(hits) == _view(_recaller(chroma_store, False).recall("canary pods", 3))
+        finally:
+            gate.set()
+            for future in busy:
+                future.result(timeout=10)
+        store = _RecordingStore(chroma_store)  # workers free again: back on a worker
+        _recaller(store, True).recall("canary pods", 3)  # type: ignore[arg-type]
+        assert store.threads[0].startswith("episeg-recall")
+
+    def test_an_error_run_here_reaches_the_caller_through_the_future(self) -> None:
+        def fail() -> None:
+            raise StoreError("down")
+
+        gate = threading.Event()
+        busy = [overlap.submit(gate.wait, 10) for _ in range(overlap.WORKERS)]
+        try:
+            future = overlap.submit(fail)
+            assert future.done()
+            with pytest.raises(StoreError, match="down"):
+                future.result()
+        finally:
+            gate.set()
+            for f in busy:
+                f.result(timeout=10)

@@ -12,8 +12,11 @@ was measured too and lost (6.6 ms): a second store read competes with the
 query for the same two cores.
 
 The pool is one per process (``WORKERS`` threads, made on first use and made
-again in a child after ``fork``); a task never waits on another task, so it
-cannot deadlock however many recalls run at once.
+again in a child after ``fork``), shared by every tenant, so it never makes a
+recall wait for a worker: when all ``WORKERS`` are busy (many recalls at
+once), :func:`submit` runs the call on the calling thread instead, which is
+the serial path with the same result. One tenant's burst of recalls cannot
+queue another tenant's query behind it.
 
 >>> submit(sum, [1, 2, 3]).result()
 6
@@ -35,21 +38,44 @@ T = TypeVar("T")
 
 _pool: ThreadPoolExecutor | None = None
 _pool_lock = threading.Lock()
+_free = threading.BoundedSemaphore(WORKERS)  # workers not running a call
 
 
 def _forget_pool() -> None:  # a forked child has the pool object but not its threads
-    global _pool
+    global _pool, _free
     _pool = None
+    _free = threading.BoundedSemaphore(WORKERS)
 
 
 os.register_at_fork(after_in_child=_forget_pool)
 
 
 def submit(call: Callable[P, T], *args: P.args, **kwargs: P.kwargs) -> Future[T]:
-    """Run ``call(*args, **kwargs)`` on the process's recall workers."""
+    """Run ``call(*args, **kwargs)`` on a free recall worker, or here if none is free.
+
+    Either way the returned future holds the result or the exception.
+    """
     global _pool
+    free = _free
+    if not free.acquire(blocking=False):
+        return _run_here(call, *args, **kwargs)
     with _pool_lock:
         if _pool is None:
             _pool = ThreadPoolExecutor(max_workers=WORKERS, thread_name_prefix="episeg-recall")
         pool = _pool
-    return pool.submit(call, *args, **kwargs)
+    try:
+        future = pool.submit(call, *args, **kwargs)
+    except BaseException:
+        free.release()
+        raise
+    future.add_done_callback(lambda _: free.release())
+    return future
+
+
+def _run_here(call: Callable[P, T], *args: P.args, **kwargs: P.kwargs) -> Future[T]:
+    future: Future[T] = Future()
+    try:
+        future.set_result(call(*args, **kwargs))
+    except Exception as exc:  # handed to the caller through the future, as a worker would
+        future.set_exception(exc)
+    return future
