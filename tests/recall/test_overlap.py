@@ -2,9 +2,11 @@
 
 from __future__ import annotations
 
+import contextlib
 import dataclasses
 import multiprocessing
 import threading
+from collections.abc import Iterator
 from typing import Any
 
 import numpy as np
@@ -157,16 +159,33 @@ class TestThreads:
         assert got == expected
 
 
+@contextlib.contextmanager
+def _every_worker_busy() -> Iterator[None]:
+    """Hold all ``overlap.WORKERS`` recall workers inside a call until the block ends."""
+    gate = threading.Event()
+    started = threading.Barrier(overlap.WORKERS + 1)
+
+    def hold() -> None:
+        started.wait(10)
+        gate.wait(10)
+
+    busy = [overlap.submit(hold) for _ in range(overlap.WORKERS)]
+    try:
+        started.wait(10)  # every worker is inside hold()
+        yield
+    finally:
+        gate.set()
+        for future in busy:
+            future.result(timeout=10)
+
+
 def _submit_in_child(results: Any) -> None:
     results.put(overlap.submit(sum, [1, 2, 3]).result(timeout=10))
 
 
 def test_the_pool_works_in_a_forked_child_after_the_parent_filled_it() -> None:
-    gate = threading.Event()
-    busy = [overlap.submit(gate.wait, 10) for _ in range(overlap.WORKERS)]  # every thread made
-    gate.set()
-    for future in busy:
-        future.result(timeout=10)
+    with _every_worker_busy():  # every thread made
+        pass
     ctx = multiprocessing.get_context("fork")
     results = ctx.Queue()
     child = ctx.Process(target=_submit_in_child, args=(results,))
@@ -185,24 +204,11 @@ class TestSaturatedPool:
     def test_with_every_worker_busy_the_query_runs_here_with_the_same_hits(
         self, chroma_store: IndexedStore
     ) -> None:
-        gate = threading.Event()
-        started = threading.Barrier(overlap.WORKERS + 1)
-
-        def hold() -> None:
-            started.wait(10)
-            gate.wait(10)
-
-        busy = [overlap.submit(hold) for _ in range(overlap.WORKERS)]
-        try:
-            started.wait(10)  # every worker is inside hold()
+        with _every_worker_busy():
             store = _RecordingStore(chroma_store)
             hits = _recaller(store, True).recall("canary pods", 3)  # type: ignore[arg-type]
             assert store.threads == [threading.current_thread().name]
             assert _view(hits) == _view(_recaller(chroma_store, False).recall("canary pods", 3))
-        finally:
-            gate.set()
-            for future in busy:
-                future.result(timeout=10)
         store = _RecordingStore(chroma_store)  # workers free again: back on a worker
         _recaller(store, True).recall("canary pods", 3)  # type: ignore[arg-type]
         assert store.threads[0].startswith("episeg-recall")
@@ -211,14 +217,8 @@ class TestSaturatedPool:
         def fail() -> None:
             raise StoreError("down")
 
-        gate = threading.Event()
-        busy = [overlap.submit(gate.wait, 10) for _ in range(overlap.WORKERS)]
-        try:
+        with _every_worker_busy():
             future = overlap.submit(fail)
             assert future.done()
             with pytest.raises(StoreError, match="down"):
                 future.result()
-        finally:
-            gate.set()
-            for f in busy:
-                f.result(timeout=10)

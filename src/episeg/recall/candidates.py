@@ -23,6 +23,7 @@ import numpy as np
 from episeg.config import RecallConfig
 from episeg.recall.index import IndexedStore, TenantIndex
 from episeg.recall.lexical import tokenize
+from episeg.recall.overlap import submit
 from episeg.recall.window import RecallWindow
 
 __all__ = [
@@ -62,9 +63,17 @@ def gather(
     index: TenantIndex,
     window: RecallWindow,
 ) -> tuple[Candidates, set[str]]:
-    """Fused turn candidates of one query and the ids of the episodes found by words."""
-    dense = dense_list(store, params, vector, window)
-    return fuse(params, dense, lexical_lists(params, text, index, window), index)
+    """Fused turn candidates of one query and the ids of the episodes found by words.
+
+    With ``params.overlap_reads`` and a text, the dense query runs on a recall
+    worker (:mod:`episeg.recall.overlap`) while the lexical lists are computed here.
+    """
+    if params.overlap_reads and text:
+        dense = submit(dense_list, store, params, vector, window)
+        lexical = lexical_lists(params, text, index, window)
+        return fuse(params, dense.result(), lexical, index)
+    dense_now = dense_list(store, params, vector, window)
+    return fuse(params, dense_now, lexical_lists(params, text, index, window), index)
 
 
 def dense_list(

@@ -35,7 +35,8 @@ Recall never writes: reinforcement follows :meth:`confirm_used`, so the same
 question gets the same answer whenever it is asked.
 
 With ``overlap_reads`` (the default) the dense query runs on a worker thread
-while the lexical lists are computed (:mod:`.overlap`); the hits are the same
+while the lexical lists are computed (:mod:`.overlap`, inside :func:`.candidates.gather`);
+the hits are the same
 as with one step after the other.
 
 Modules: :mod:`.candidates` (the three lists and their fusion), :mod:`.ranking`
@@ -52,11 +53,10 @@ import numpy as np
 
 from episeg.config import EpisegConfig
 from episeg.errors import StoreError
-from episeg.recall.candidates import dense_list, fuse, gather, lexical_lists
+from episeg.recall.candidates import gather
 from episeg.recall.forgetting import reinforce
 from episeg.recall.hits import Expand, RecallHit, word_count
 from episeg.recall.index import IndexedStore
-from episeg.recall.overlap import submit
 from episeg.recall.ranking import rank, select
 from episeg.recall.window import RecallWindow
 from episeg.store.usermeta import MetaScalar
@@ -138,12 +138,7 @@ class HierarchicalRecaller:
             vector = np.asarray(query, dtype=np.float32).reshape(-1)
         index = self._store.index
         window = RecallWindow(index.cards, session, since, until, metadata, span=index.max_span)
-        if self.params.overlap_reads and text:
-            dense = submit(dense_list, self._store, self.params, vector, window)
-            lexical = lexical_lists(self.params, text, index, window)
-            cands, lexical_eps = fuse(self.params, dense.result(), lexical, index)
-        else:
-            cands, lexical_eps = gather(self._store, self.params, vector, text, index, window)
+        cands, lexical_eps = gather(self._store, self.params, vector, text, index, window)
         if not cands:
             return []
         ranked, extras = rank(
