@@ -18,3 +18,7 @@ def test_second_run_on_the_same_path_reuses_the_store(tmp_path: Path) -> None:
     assert second["reused_store"] is True and second["ingest_eps"] is None
     assert second["turn_rows"] == 60 and second["index_bytes"] > 0
     assert second["recall_p50_ms"] > 0
+    # the read floor: the store get of the returned episodes, timed alone
+    assert 1 <= second["store_get_queries"] <= 4 and second["store_get_p50_ms"] > 0
+    raw = second["raw_turn_query_p50_ms"]
+    assert second["query_plus_get_ratio"] == pytest.approx((raw + second["store_get_p50_ms"]) / raw)

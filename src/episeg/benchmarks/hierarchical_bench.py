@@ -15,7 +15,10 @@ One target tenant holds ``n_episodes``; ``n_tenants - 1`` others hold
   ``max_words=500``;
 * the baseline, in the same run: a raw ``chromadb`` query of the same turn
   collection for the same number of neighbours (ids and distances, what the
-  recaller reads). ``*_ratio`` = recall p50 / baseline p50.
+  recaller reads). ``*_ratio`` = recall p50 / baseline p50;
+* the floor under that ratio: the store ``get`` of each query's returned
+  episodes timed alone (``store_get_*``) and ``query_plus_get_ratio``, what
+  one query plus that read already cost against the baseline.
 
 Run ``python -m episeg.benchmarks.hierarchical_bench --episodes 10000 100000``.
 A ``--path`` that already holds the data of the same sizes (an earlier run's)
@@ -172,7 +175,38 @@ def run_hierarchical_bench(
             zip(qvecs, qtexts, strict=True),
         )
         figures[f"{label}_ratio"] = figures[f"{label}_p50_ms"] / figures["raw_turn_query_p50_ms"]
+    figures.update(_read_floor(recaller, raw_store, qvecs, qtexts, figures))
     return figures
+
+
+def _read_floor(
+    recaller: HierarchicalRecaller,
+    store: Any,
+    qvecs: np.ndarray,
+    qtexts: Sequence[str],
+    figures: dict[str, Any],
+) -> dict[str, Any]:
+    """What reading the hits costs by itself: the store ``get`` recall ends with.
+
+    ``store_get_p50_ms``: the store's ``get`` (Chroma read and decoding, no
+    cache) of each query's returned episodes; ``store_get_one_p50_ms``: the
+    same for its first episode alone (the fixed cost of one read).
+    ``query_plus_get_ratio`` = (raw query p50 + get p50) / raw query p50: the
+    floor of any recall that queries once and then reads its hits from Chroma.
+    """
+    returned = [
+        [hit.episode.id for hit in recaller.recall(q, 10, text=t)]
+        for q, t in zip(qvecs, qtexts, strict=True)
+    ]
+    returned = [ids for ids in returned if ids]
+    if not returned:
+        return {}
+    out: dict[str, Any] = {"store_get_queries": len(returned)}
+    out["store_get_p50_ms"], out["store_get_p99_ms"] = time_each(store.get, returned)
+    out["store_get_one_p50_ms"], _ = time_each(store.get, [ids[:1] for ids in returned])
+    raw = figures["raw_turn_query_p50_ms"]
+    out["query_plus_get_ratio"] = (raw + out["store_get_p50_ms"]) / raw
+    return out
 
 
 def main(argv: Sequence[str] | None = None) -> int:
