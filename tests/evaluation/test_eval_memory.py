@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -82,3 +83,29 @@ class TestRun:
         assert "20 words" in capsys.readouterr().out
         assert json.loads(out.read_text())["ablation"] == []
         assert main(["--data", str(tmp_path / "missing")]) == 2
+
+    def test_no_judge_builds_every_memory_without_one(
+        self,
+        data: Path,
+        tmp_path: Path,
+        monkeypatch: pytest.MonkeyPatch,
+        capsys: pytest.CaptureFixture[str],
+    ) -> None:
+        import episeg.memory
+
+        judges: list[object] = []
+
+        class Spy(episeg.memory.Memory):
+            def __init__(self, **kwargs: Any) -> None:
+                super().__init__(**kwargs)
+                judges.append(self.judge)
+
+        monkeypatch.setattr(episeg.memory, "Memory", Spy)
+        args = ["--data", str(data), "--budgets", "20", "--no-ablation", "--bootstrap", "20"]
+        out = tmp_path / "out.json"
+        assert main([*args, "--no-judge", "--json", str(out)]) == 0
+        assert judges == [None] and json.loads(out.read_text())["judge"] == "none"
+        assert "| **episeg Memory.recall (judge=None)** |" in capsys.readouterr().out
+        assert main([*args, "--json", str(out)]) == 0
+        assert getattr(judges[1], "name", None) == "local"
+        assert json.loads(out.read_text())["judge"] == "default"

@@ -117,8 +117,14 @@ def run_memory_eval(
     rounds: int = 1000,
     seed: int = 0,
     workdir: Path | None = None,
+    judge: bool = True,
 ) -> dict[str, Any]:
-    """Run the evaluation (see the module docstring); returns a JSON-ready dict."""
+    """Run the evaluation (see the module docstring); returns a JSON-ready dict.
+
+    ``judge=False`` builds each memory with ``judge=None`` (no prediction-error
+    signal) instead of the default offline judge, everything else the same.
+    """
+    from episeg.defaults import DEFAULT
     from episeg.memory import Memory
 
     convs, defects = load_locomo(data)
@@ -132,7 +138,9 @@ def run_memory_eval(
     root = Path(tempfile.mkdtemp(prefix="episeg-eval-memory-", dir=workdir))
     for conv in convs:
         clock_now = conv.end + 3600.0
-        memory = Memory(path=root / conv.id, clock=_fixed(clock_now))
+        memory = Memory(
+            path=root / conv.id, clock=_fixed(clock_now), judge=DEFAULT if judge else None
+        )
         t0 = time.perf_counter()
         episodes = ingest(memory, conv)
         ingest_seconds += time.perf_counter() - t0
@@ -150,7 +158,7 @@ def run_memory_eval(
                     int(any(t.id in evidence_all for t in ep.turns)),
                 )
             )
-        name = "episeg Memory.recall (defaults)"
+        name = "episeg Memory.recall (defaults)" if judge else "episeg Memory.recall (judge=None)"
         for q, qv in zip(questions, qvecs, strict=True):
             by_budget = {}
             for budget in budgets:
@@ -200,6 +208,7 @@ def run_memory_eval(
     lat = np.asarray(latencies) * 1000.0
     return {
         "data": str(data),
+        "judge": "default" if judge else "none",
         "conversations": [c.id for c in convs],
         "questions": len(next(iter(methods.values())).categories) if methods else 0,
         "turns": n_turns,
@@ -235,6 +244,11 @@ def _parser() -> argparse.ArgumentParser:
     p.add_argument("--conversations", type=int, default=None, help="first N conversations")
     p.add_argument("--questions", type=int, default=None, help="first N questions of each")
     p.add_argument("--no-ablation", action="store_true", help="skip the ablation table")
+    p.add_argument(
+        "--no-judge",
+        action="store_true",
+        help="build each memory with judge=None instead of the default offline judge",
+    )
     p.add_argument("--bootstrap", type=int, default=1000, help="bootstrap rounds (default 1000)")
     p.add_argument("--seed", type=int, default=0)
     p.add_argument("--json", type=Path, default=None, help="write the results as JSON here")
@@ -261,6 +275,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         ablation=not args.no_ablation,
         rounds=args.bootstrap,
         seed=args.seed,
+        judge=not args.no_judge,
     )
     text = format_markdown(result)
     print(text, end="")
