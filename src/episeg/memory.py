@@ -139,7 +139,9 @@ class Memory(
         )
         self.judge: Judge | None = resolve_judge(judge, embedder)
         self.scorer: SalienceScorer | None = resolve_scorer(scorer, embedder, self.config)
-        self.backend: StoreBackend = backend or ChromaBackend.persistent(self.path / "chroma")
+        self.backend: StoreBackend = backend or ChromaBackend.persistent(
+            self.path / "chroma", sync_threshold=self.config.store.sync_threshold
+        )
         self._clock = clock
         self._idle_checked: dict[str, float] = {}
         self._lock = threading.RLock()

@@ -31,6 +31,7 @@ from episeg.config.memory import (
     ForgettingConfig,
     RecallConfig,
     SalienceConfig,
+    StoreConfig,
 )
 from episeg.config.segmentation import (
     CombinerConfig,
@@ -56,5 +57,6 @@ __all__ = [
     "RecallConfig",
     "SalienceConfig",
     "SemanticConfig",
+    "StoreConfig",
     "WindowConfig",
 ]

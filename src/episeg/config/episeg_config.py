@@ -17,6 +17,7 @@ from episeg.config.memory import (
     ForgettingConfig,
     RecallConfig,
     SalienceConfig,
+    StoreConfig,
 )
 from episeg.config.segmentation import (
     CombinerConfig,
@@ -42,7 +43,7 @@ class EpisegConfig:
     (:class:`PolicyConfig`), ``combiner`` (:class:`CombinerConfig`), ``intake``
     (:class:`IntakeConfig`), ``embedding`` (:class:`EmbeddingConfig`), ``salience``
     (:class:`SalienceConfig`), ``recall`` (:class:`RecallConfig`), ``forgetting``
-    (:class:`ForgettingConfig`).
+    (:class:`ForgettingConfig`), ``store`` (:class:`StoreConfig`).
     """
 
     window: WindowConfig = field(default_factory=WindowConfig)
@@ -56,6 +57,7 @@ class EpisegConfig:
     salience: SalienceConfig = field(default_factory=SalienceConfig)
     recall: RecallConfig = field(default_factory=RecallConfig)
     forgetting: ForgettingConfig = field(default_factory=ForgettingConfig)
+    store: StoreConfig = field(default_factory=StoreConfig)
 
     def __post_init__(self) -> None:
         for f in dataclasses.fields(self):
@@ -120,6 +122,7 @@ _SECTIONS: dict[str, type] = {
     "salience": SalienceConfig,
     "recall": RecallConfig,
     "forgetting": ForgettingConfig,
+    "store": StoreConfig,
 }
 
 

@@ -1,4 +1,4 @@
-"""Configuration sections around the segmenter: turn encoder, salience, recall, forgetting.
+"""Configuration sections around the segmenter: encoder, salience, recall, forgetting, store.
 
 >>> EmbeddingConfig().backend, SalienceConfig().anchors
 (<EmbedderBackend.ONNX: 'onnx'>, 'general')
@@ -6,6 +6,8 @@
 (0.0, 0.0, 2.0)
 >>> ForgettingConfig().archive_floor
 0.05
+>>> StoreConfig().sync_threshold
+1
 """
 
 from __future__ import annotations
@@ -16,7 +18,7 @@ from typing import ClassVar
 from episeg.config.base import _fail, _int, _num, _Section, _triple
 from episeg.types import EmbedderBackend
 
-__all__ = ["EmbeddingConfig", "ForgettingConfig", "RecallConfig", "SalienceConfig"]
+__all__ = ["EmbeddingConfig", "ForgettingConfig", "RecallConfig", "SalienceConfig", "StoreConfig"]
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -161,3 +163,29 @@ class ForgettingConfig(_Section):
         _num(self.section, "initial_days", self.initial_days, 0.0, low_open=True)
         _num(self.section, "growth_days", self.growth_days, 0.0)
         _num(self.section, "archive_floor", self.archive_floor, 0.0, 1.0)
+
+
+@dataclass(frozen=True, kw_only=True)
+class StoreConfig(_Section):
+    """How episeg makes the Chroma collections of :class:`~episeg.store.ChromaBackend`.
+
+    sync_threshold : int, default 1
+        Writes to a collection after which Chroma persists its vector index
+        and purges its write-ahead log (``embeddings_queue``). 1: every write,
+        so an erased episode's text leaves the log at once (:meth:`Memory.forget
+        <episeg.memory.Memory.forget>`); but each write then rewrites the whole
+        index: adding one episode took ~110 ms at 10^5 episodes in a tenant
+        against ~15 ms at 1,000 (docs/RESULTS.md, "Writes at scale"). A larger
+        value amortises that for large, write-heavy tenants; erased text then
+        stays in the log until the next persist, and
+        :class:`~episeg.store.erase.ForgetReport` ``log_rows`` says how many
+        log rows still hold erased records. A store opened with a value its
+        collections do not have reconfigures them (logged); Chroma applies it
+        from the next time it opens them.
+    """
+
+    section: ClassVar[str] = "store"
+    sync_threshold: int = 1
+
+    def __post_init__(self) -> None:
+        _int(self.section, "sync_threshold", self.sync_threshold)

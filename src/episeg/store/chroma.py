@@ -39,6 +39,7 @@ import chromadb
 from chromadb.config import Settings
 from chromadb.errors import NotFoundError
 
+from episeg.config.memory import StoreConfig
 from episeg.store.chroma_io import translate
 from episeg.store.collection import ChromaEpisodeStore
 from episeg.store.tenants import collection_name
@@ -58,20 +59,31 @@ class ChromaBackend:
 
     Use :meth:`persistent` (embedded, one process) or :meth:`http` (a
     ``chroma run`` server shared by many processes); the constructor takes an
-    existing ``chromadb`` client.
+    existing ``chromadb`` client. ``sync_threshold`` is how many writes a
+    collection takes before Chroma persists its vector index and purges its
+    log (:class:`~episeg.config.StoreConfig`: 1, the default, purges an erased
+    text at once and rewrites the index on every write).
+
+    Raises
+    ------
+    ConfigError
+        If ``sync_threshold`` is not a positive integer.
     """
 
-    def __init__(self, client: Any) -> None:
+    def __init__(self, client: Any, *, sync_threshold: int = 1) -> None:
         self._client = client
+        self.sync_threshold = StoreConfig(sync_threshold=sync_threshold).sync_threshold
         self.path: Path | None = None  # the folder of an embedded store (None: a server)
 
     @classmethod
-    def persistent(cls, path: str | Path, *, allow_reset: bool = False) -> ChromaBackend:
+    def persistent(
+        cls, path: str | Path, *, allow_reset: bool = False, sync_threshold: int = 1
+    ) -> ChromaBackend:
         """Embedded ``chromadb.PersistentClient`` storing under ``path``."""
+        StoreConfig(sync_threshold=sync_threshold)  # a bad value fails before opening anything
         with translate(f"opening {path}"):
-            backend = cls(
-                chromadb.PersistentClient(path=str(path), settings=_settings(allow_reset))
-            )
+            client = chromadb.PersistentClient(path=str(path), settings=_settings(allow_reset))
+        backend = cls(client, sync_threshold=sync_threshold)
         backend.path = Path(path)
         return backend
 
@@ -83,6 +95,7 @@ class ChromaBackend:
         *,
         ssl: bool = False,
         headers: Mapping[str, str] | None = None,
+        sync_threshold: int = 1,
     ) -> ChromaBackend:
         """``chromadb.HttpClient`` against a running ``chroma run`` server.
 
@@ -91,12 +104,13 @@ class ChromaBackend:
         StoreUnavailableError
             If the server does not answer.
         """
+        StoreConfig(sync_threshold=sync_threshold)
         settings = Settings(anonymized_telemetry=False)
         with translate(f"connecting to {host}:{port}"):
             client = chromadb.HttpClient(
                 host=host, port=port, ssl=ssl, headers=dict(headers or {}), settings=settings
             )
-        return cls(client)
+        return cls(client, sync_threshold=sync_threshold)
 
     def heartbeat(self) -> int:
         """The server's heartbeat (nanoseconds); raises if the store is down."""
@@ -105,7 +119,7 @@ class ChromaBackend:
 
     def store_for(self, tenant: str) -> ChromaEpisodeStore:
         """The store bound to ``tenant`` (its collection is created on first use)."""
-        return ChromaEpisodeStore(tenant, client=self._client)
+        return ChromaEpisodeStore(tenant, client=self._client, sync_threshold=self.sync_threshold)
 
     def drop_tenant(self, tenant: str) -> bool:
         """Delete ``tenant``'s episode and turn collections (and their log); False if none.

@@ -14,6 +14,7 @@ episeg.errors.StoreUnavailableError: Chroma store unreachable during a test: ref
 from __future__ import annotations
 
 import logging
+import warnings
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from typing import Any, TypeVar
@@ -30,6 +31,7 @@ __all__ = [
     "TORN_HINT",
     "TORN_SEGMENT",
     "is_torn",
+    "open_collection",
     "rebuilt_retry",
     "translate",
 ]
@@ -47,6 +49,41 @@ READ_INCLUDE: Any = ["metadatas", "embeddings"]
 # metadata) at once; with the default 1,000 a forgotten text stays in that log until
 # 1,000 more writes (issue 12, forget). Costs ~40% per small write (measured 2026-12-03).
 COLLECTION_CONFIG: Any = {"hnsw": {"space": "cosine", "sync_threshold": 1}}
+# ... and every write then rewrites the whole vector index: ~110 ms per episode at 10^5
+# episodes, ~15 ms at sync_threshold 1000 (measured 2026-12-04; EpisegConfig.store).
+
+
+def open_collection(client: Any, name: str, tenant: str, *, sync_threshold: int = 1) -> Any:
+    """Get or create ``name`` for ``tenant`` with ``sync_threshold`` (set on an existing one).
+
+    An existing collection of ``tenant`` made with another threshold is
+    reconfigured and the change logged; Chroma applies it from the next time
+    it opens the collection (its open index keeps the old one until then).
+    A collection stamped with another tenant is returned untouched: the
+    caller refuses it.
+    """
+    config = {"hnsw": {**COLLECTION_CONFIG["hnsw"], "sync_threshold": sync_threshold}}
+    col = client.get_or_create_collection(
+        name, embedding_function=None, configuration=config, metadata={"episeg_tenant": tenant}
+    )
+    if (col.metadata or {}).get("episeg_tenant") != tenant:
+        return col
+    current = (getattr(col, "configuration_json", None) or {}).get("hnsw") or {}
+    if current.get("sync_threshold") != sync_threshold:
+        with warnings.catch_warnings():
+            # modify() re-reads the stored config; a collection made with
+            # embedding_function=None (all of episeg's) is "legacy" to Chroma there.
+            warnings.filterwarnings("ignore", "legacy embedding function config")
+            col.modify(configuration={"hnsw": {"sync_threshold": sync_threshold}})
+        log.info(
+            "collection %s: sync_threshold %s -> %d (applied when Chroma next opens it)",
+            name,
+            current.get("sync_threshold"),
+            sync_threshold,
+        )
+    return col
+
+
 # Chroma's words for a vector segment a kill -9 tore (see episeg.store.repair).
 TORN_SEGMENT = ("hnsw segment", "pickle file")
 TORN_HINT = (

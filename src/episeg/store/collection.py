@@ -32,7 +32,7 @@ from typing import Any
 import numpy as np
 
 from episeg.errors import EpisodeNotFoundError, StoreError, TenantError
-from episeg.store.chroma_io import CHROMA_MAX_INT, COLLECTION_CONFIG, READ_INCLUDE, translate
+from episeg.store.chroma_io import CHROMA_MAX_INT, READ_INCLUDE, open_collection, translate
 from episeg.store.codec import RECALL_FIELDS, decode, encode, recall_metadata, user_metadata
 from episeg.store.tenants import collection_name, validate_tenant
 from episeg.store.turns import TurnMatch, TurnRows, turn_collection_name
@@ -53,6 +53,9 @@ class ChromaEpisodeStore:
         The tenant id (see :func:`episeg.store.tenants.validate_tenant`).
     client
         A ``chromadb`` client; prefer :meth:`ChromaBackend.store_for`.
+    sync_threshold
+        Writes after which Chroma persists the vector index and purges its
+        log (:class:`~episeg.config.StoreConfig`; set on existing collections).
 
     Raises
     ------
@@ -61,24 +64,18 @@ class ChromaEpisodeStore:
         tenant (a hash collision or tampering).
     """
 
-    def __init__(self, tenant: str, *, client: Any) -> None:
+    def __init__(self, tenant: str, *, client: Any, sync_threshold: int = 1) -> None:
         self._tenant = validate_tenant(tenant)
         with translate(f"opening the collection of tenant {tenant!r}"):
-            self._col = client.get_or_create_collection(
-                collection_name(tenant),
-                embedding_function=None,
-                configuration=COLLECTION_CONFIG,
-                metadata={"episeg_tenant": tenant},
+            self._col = open_collection(
+                client, collection_name(tenant), tenant, sync_threshold=sync_threshold
             )
         owner = (self._col.metadata or {}).get("episeg_tenant")
         if owner != tenant:
             raise TenantError(f"collection {self._col.name} belongs to {owner!r}, not {tenant!r}")
         with translate(f"opening the turn collection of tenant {tenant!r}"):
-            turn_col = client.get_or_create_collection(
-                turn_collection_name(tenant),
-                embedding_function=None,
-                configuration=COLLECTION_CONFIG,
-                metadata={"episeg_tenant": tenant},
+            turn_col = open_collection(
+                client, turn_collection_name(tenant), tenant, sync_threshold=sync_threshold
             )
         self._turns = TurnRows(tenant, turn_col)
 

@@ -1,0 +1,90 @@
+"""``store.sync_threshold``: how many writes Chroma takes before it persists and purges its log.
+
+Through real Chroma (embedded; the server path once in the slow tier): new
+collections get the threshold, a store opened with another one reconfigures
+its own tenant's collections and says so, and never touches a collection
+stamped with another tenant.
+"""
+
+from __future__ import annotations
+
+import logging
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from episeg.errors import ConfigError, TenantError
+from episeg.store import ChromaBackend
+from episeg.store.tenants import collection_name
+from episeg.store.turns import turn_collection_name
+from episeg.testing import ChromaServer
+
+
+def _thresholds(backend: ChromaBackend, tenant: str) -> list[Any]:
+    client = backend._client
+    return [
+        client.get_collection(name).configuration_json["hnsw"]["sync_threshold"]
+        for name in (collection_name(tenant), turn_collection_name(tenant))
+    ]
+
+
+def test_new_collections_get_the_threshold(tmp_path: Path) -> None:
+    default = ChromaBackend.persistent(tmp_path / "a")
+    default.store_for("alice")
+    assert default.sync_threshold == 1 and _thresholds(default, "alice") == [1, 1]
+    larger = ChromaBackend.persistent(tmp_path / "b", sync_threshold=250)
+    larger.store_for("alice")
+    assert _thresholds(larger, "alice") == [250, 250]
+
+
+def test_reopening_with_another_threshold_reconfigures_and_logs(
+    tmp_path: Path, caplog: pytest.LogCaptureFixture
+) -> None:
+    ChromaBackend.persistent(tmp_path).store_for("alice")
+    with caplog.at_level(logging.INFO, logger="episeg.store"):
+        again = ChromaBackend.persistent(tmp_path, sync_threshold=100)
+        again.store_for("alice")
+    assert _thresholds(again, "alice") == [100, 100]
+    changes = [
+        r.getMessage() for r in caplog.records if "sync_threshold 1 -> 100" in r.getMessage()
+    ]
+    assert len(changes) == 2  # the episode and the turn collection
+    caplog.clear()
+    with caplog.at_level(logging.INFO, logger="episeg.store"):
+        ChromaBackend.persistent(tmp_path, sync_threshold=100).store_for("alice")
+    assert not [r for r in caplog.records if "sync_threshold" in r.getMessage()]  # nothing to do
+
+
+def test_another_tenants_collection_is_never_reconfigured(tmp_path: Path) -> None:
+    backend = ChromaBackend.persistent(tmp_path, sync_threshold=50)
+    client = backend._client
+    client.create_collection(  # a collision: alice's name, stamped with mallory
+        collection_name("alice"),
+        embedding_function=None,
+        configuration={"hnsw": {"space": "cosine", "sync_threshold": 7}},
+        metadata={"episeg_tenant": "mallory"},
+    )
+    with pytest.raises(TenantError, match="belongs to 'mallory'"):
+        backend.store_for("alice")
+    config = client.get_collection(collection_name("alice")).configuration_json
+    assert config["hnsw"]["sync_threshold"] == 7
+
+
+@pytest.mark.parametrize("bad", [0, -3, 1.5, True])
+def test_a_bad_threshold_is_refused(tmp_path: Path, bad: Any) -> None:
+    with pytest.raises(ConfigError, match=r"store\.sync_threshold"):
+        ChromaBackend.persistent(tmp_path, sync_threshold=bad)
+
+
+@pytest.mark.slow
+def test_a_server_store_gets_and_keeps_the_threshold(
+    chroma_server: ChromaServer, tenant_name: Any, caplog: pytest.LogCaptureFixture
+) -> None:
+    tenant = tenant_name("sync")
+    first = ChromaBackend.http("127.0.0.1", chroma_server.port, sync_threshold=40)
+    first.store_for(tenant)
+    assert _thresholds(first, tenant) == [40, 40]
+    with caplog.at_level(logging.INFO, logger="episeg.store"):
+        ChromaBackend.http("127.0.0.1", chroma_server.port, sync_threshold=40).store_for(tenant)
+    assert not [r for r in caplog.records if "sync_threshold" in r.getMessage()]
