@@ -9,11 +9,13 @@ still there and recallable.
 
 from __future__ import annotations
 
+import logging
 import subprocess
 from pathlib import Path
 
 import pytest
 
+from episeg.config import EpisegConfig, StoreConfig
 from episeg.memory import Memory
 from episeg.testing import ChromaServer, HashingEmbedder, InMemoryBackend
 from episeg.types import Turn
@@ -36,6 +38,28 @@ def _say(mem: Memory, user: str, session: str, text: str, ts: float) -> None:
     mem.observe(Turn(actor="user", text=text, ts=ts, user=user, session=session))
 
 
+class TestForgetWithALargerSyncThreshold:
+    def test_the_report_counts_what_chromas_log_still_holds(
+        self, tmp_path: Path, caplog: pytest.LogCaptureFixture
+    ) -> None:
+        config = EpisegConfig(store=StoreConfig(sync_threshold=1000))
+        mem = _memory(tmp_path, config=config)
+        assert mem.backend.sync_threshold == 1000  # type: ignore[attr-defined]
+        _say(mem, "alice", "s1", "zebraquokka alpha secret deploy note", 1.0)
+        _say(mem, "alice", "s1", "and a second zebraquokka line", 2.0)
+        [episode] = mem.flush("alice")
+        with caplog.at_level(logging.WARNING, logger="episeg.memory"):
+            report = mem.forget("alice", episode=episode.id)
+        # the episode's row and its two turn rows: erased from the collections, not from the log
+        assert report.episodes == (episode.id,) and report.log_rows == 3
+        assert mem.episodes("alice") == [] and mem.recall("alice", "zebraquokka", k=1) == []
+        assert _files_with(tmp_path, "zebraquokka") == ["chroma/chroma.sqlite3"]
+        [warning] = [r.getMessage() for r in caplog.records if "Chroma's log" in r.getMessage()]
+        assert "3 row(s)" in warning and "sync_threshold 1000" in warning
+        assert report.to_dict()["log_rows"] == 3
+        mem.close()
+
+
 class TestForgetEmbedded:
     def test_episode_session_and_tenant_leave_no_bytes(self, tmp_path: Path) -> None:
         mem = _memory(tmp_path)
@@ -55,6 +79,7 @@ class TestForgetEmbedded:
 
         report = mem.forget("alice", episode=first.id)
         assert report.episodes == (first.id,) and report.vacuumed
+        assert report.log_rows == 0  # sync_threshold 1: Chroma's log purged at once
         assert _files_with(tmp_path, "zebraquokka") == []
         assert [h.episode.session for h in mem.recall("alice", "zebraquokka", k=5)] != ["s1"]
 

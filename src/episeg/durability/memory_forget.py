@@ -21,12 +21,13 @@ is a mixin: ``Memory`` builds the parts it declares.
 
 from __future__ import annotations
 
+import logging
 from typing import TYPE_CHECKING
 
 from episeg.durability.erase import erase_journal, scrub
 from episeg.durability.journal import Journal
 from episeg.durability.sessions import SessionPool
-from episeg.store.erase import ForgetReport, session_episodes, vacuum_chroma
+from episeg.store.erase import ForgetReport, log_rows, session_episodes, vacuum_chroma
 from episeg.store.tenants import validate_tenant
 from episeg.typing import StoreBackend
 
@@ -34,6 +35,8 @@ if TYPE_CHECKING:
     from episeg.recall.index import IndexedStore
 
 __all__ = ["MemoryForget"]
+
+log = logging.getLogger("episeg.memory")
 
 
 class MemoryForget:
@@ -63,7 +66,8 @@ class MemoryForget:
         from: the episode and turn collections (a whole tenant's are
         dropped), recall's lexical index and catalogue, the journal (turns,
         seen ids, outbox, checkpoints; then vacuumed and its WAL truncated)
-        and an embedded store's SQLite file (vacuumed). Archived episodes are
+        and an embedded store's SQLite file (vacuumed; ``log_rows`` of the
+        report counts what Chroma's log still holds). Archived episodes are
         in the same collection and go too; no per-tenant weights are kept on
         disk. Another tenant's episode id erases nothing: it is reported in
         ``missing``. A forgotten turn id is accepted again.
@@ -112,7 +116,19 @@ class MemoryForget:
             for key in sorted(keys):
                 self.sessions.reload(*key)  # in-memory state and seen ids follow the journal
             scrub(self.journal)
-            vacuumed = vacuum_chroma(getattr(self.backend, "path", None))
+            folder = getattr(self.backend, "path", None)
+            rows = [e.id for e in erased]
+            rows += [f"{e.id}:{pos}" for e in erased for pos in range(len(e.turns))]
+            left = log_rows(folder, rows) if rows else (0 if folder is not None else None)
+            if left:
+                log.warning(
+                    "forget %s: %d row(s) of Chroma's log still hold erased records until it "
+                    "next persists (store.sync_threshold %s)",
+                    tenant,
+                    left,
+                    getattr(self.backend, "sync_threshold", "?"),
+                )
+            vacuumed = vacuum_chroma(folder)
         return ForgetReport(
             user=tenant,
             episodes=tuple(ids),
@@ -121,4 +137,5 @@ class MemoryForget:
             session=session,
             tenant=all,
             vacuumed=vacuumed,
+            log_rows=left,
         )

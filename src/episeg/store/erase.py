@@ -5,19 +5,22 @@ Store-side erasure goes through the tenant-bound store (so another tenant's
 id can only ever be "not found"): episodes leave the episode collection and
 their turn rows leave the turn collection; a whole tenant's two collections
 are dropped. Chroma's write-ahead log (``embeddings_queue``) is purged after
-each write because collections are made with ``sync_threshold=1``
-(:mod:`episeg.store.chroma`); the deleted rows' bytes stay in SQLite's free
+each write when collections have ``sync_threshold=1``, the default
+(:class:`~episeg.config.StoreConfig`); with a larger one an erased record's
+rows stay there until Chroma next persists, and :func:`log_rows` counts them
+(``ForgetReport.log_rows``). The deleted rows' bytes stay in SQLite's free
 pages until :func:`vacuum_chroma` (embedded store) or ``chroma vacuum --path
 DIR`` (the supported CLI, for a ``chroma run`` server's folder).
 
 >>> r = ForgetReport(user="alice", episodes=("e1",), missing=("e9",))
->>> r.to_dict()["missing"], r.found
-(['e9'], True)
+>>> r.to_dict()["missing"], r.found, r.log_rows
+(['e9'], True, None)
 """
 
 from __future__ import annotations
 
 import sqlite3
+from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -26,7 +29,7 @@ from episeg.errors import StoreError
 from episeg.types import Episode
 from episeg.typing import EpisodeStore
 
-__all__ = ["ForgetReport", "session_episodes", "vacuum_chroma"]
+__all__ = ["ForgetReport", "log_rows", "session_episodes", "vacuum_chroma"]
 
 _PAGE = 1000
 
@@ -39,7 +42,10 @@ class ForgetReport:
     (open or waiting for the store); ``missing`` asked-for episode ids that
     are not this tenant's (another tenant's id lands here: nothing of theirs
     is touched); ``vacuumed`` whether the store's file was vacuumed here
-    (False for a ``chroma run`` server: run ``chroma vacuum`` there).
+    (False for a ``chroma run`` server: run ``chroma vacuum`` there);
+    ``log_rows`` how many rows of an embedded store's write-ahead log still
+    hold an erased record (0 with the default ``store.sync_threshold`` of 1;
+    ``None`` for a server, which this process cannot read).
     """
 
     user: str
@@ -49,6 +55,7 @@ class ForgetReport:
     session: str | None = None
     tenant: bool = False
     vacuumed: bool = False
+    log_rows: int | None = None
 
     @property
     def found(self) -> bool:
@@ -65,6 +72,7 @@ class ForgetReport:
             "session": self.session,
             "tenant": self.tenant,
             "vacuumed": self.vacuumed,
+            "log_rows": self.log_rows,
         }
 
 
@@ -81,6 +89,40 @@ def session_episodes(store: EpisodeStore, session: str | None) -> list[Episode]:
         if len(page) < _PAGE:
             return found
         offset += _PAGE
+
+
+def log_rows(folder: Path | None, ids: Sequence[str]) -> int | None:
+    """Rows of an embedded store's write-ahead log still holding a record with one of ``ids``.
+
+    A row counts if it carries a vector or metadata (the row of a delete
+    holds neither); ``None`` if ``folder`` holds no embedded store.
+
+    Raises
+    ------
+    StoreError
+        If SQLite cannot read the file.
+    """
+    if folder is None or not (folder / "chroma.sqlite3").exists():
+        return None
+    wanted = list(dict.fromkeys(ids))
+    try:
+        db = sqlite3.connect(f"file:{folder / 'chroma.sqlite3'}?mode=ro", uri=True, timeout=30.0)
+        try:
+            total = 0
+            for start in range(0, len(wanted), _PAGE):
+                chunk = wanted[start : start + _PAGE]
+                marks = ",".join("?" * len(chunk))
+                (n,) = db.execute(
+                    f"SELECT COUNT(*) FROM embeddings_queue WHERE id IN ({marks}) AND "
+                    "(vector IS NOT NULL OR COALESCE(metadata, '{}') != '{}')",
+                    chunk,
+                ).fetchone()
+                total += int(n)
+        finally:
+            db.close()
+    except sqlite3.Error as exc:
+        raise StoreError(f"cannot read Chroma's log in {folder}: {exc}") from exc
+    return total
 
 
 def vacuum_chroma(folder: Path | None, *, timeout: float = 30.0) -> bool:
