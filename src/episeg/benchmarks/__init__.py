@@ -5,12 +5,13 @@
 ``episeg bench load ...`` runs :mod:`episeg.benchmarks.load_bench`,
 ``episeg bench proxy ...`` :mod:`episeg.benchmarks.proxy_bench` (replicas behind HAProxy),
 ``episeg bench sessions ...`` :mod:`episeg.benchmarks.sessions_bench` (memory per idle
-session) and ``episeg bench hierarchical ...`` runs
-:mod:`episeg.benchmarks.hierarchical_bench`; the remaining arguments go to that module's
-``main``.
+session), ``episeg bench hierarchical ...`` runs
+:mod:`episeg.benchmarks.hierarchical_bench` and ``episeg bench write ...``
+:mod:`episeg.benchmarks.write_bench` (one write at scale per ``store.sync_threshold``);
+the remaining arguments go to that module's ``main``.
 
 >>> main(["nonsense"])
-usage: episeg bench {segment,recall,load,hierarchical,proxy,sessions} [options] (see --help)
+usage: episeg bench {segment,recall,load,hierarchical,proxy,sessions,write} [options] (see --help)
 2
 """
 
@@ -30,6 +31,7 @@ _BENCHES = {
     "hierarchical": "episeg.benchmarks.hierarchical_bench",
     "proxy": "episeg.benchmarks.proxy_bench",
     "sessions": "episeg.benchmarks.sessions_bench",
+    "write": "episeg.benchmarks.write_bench",
 }
 
 
