@@ -20,7 +20,8 @@ DIR`` (the supported CLI, for a ``chroma run`` server's folder).
 from __future__ import annotations
 
 import sqlite3
-from collections.abc import Sequence
+from collections.abc import Iterator, Sequence
+from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -105,23 +106,17 @@ def log_rows(folder: Path | None, ids: Sequence[str]) -> int | None:
     if folder is None or not (folder / "chroma.sqlite3").exists():
         return None
     wanted = list(dict.fromkeys(ids))
-    try:
-        db = sqlite3.connect(f"file:{folder / 'chroma.sqlite3'}?mode=ro", uri=True, timeout=30.0)
-        try:
-            total = 0
-            for start in range(0, len(wanted), _PAGE):
-                chunk = wanted[start : start + _PAGE]
-                marks = ",".join("?" * len(chunk))
-                (n,) = db.execute(
-                    f"SELECT COUNT(*) FROM embeddings_queue WHERE id IN ({marks}) AND "
-                    "(vector IS NOT NULL OR COALESCE(metadata, '{}') != '{}')",
-                    chunk,
-                ).fetchone()
-                total += int(n)
-        finally:
-            db.close()
-    except sqlite3.Error as exc:
-        raise StoreError(f"cannot read Chroma's log in {folder}: {exc}") from exc
+    total = 0
+    with _chroma_file(folder, "read Chroma's log in", read_only=True) as db:
+        for start in range(0, len(wanted), _PAGE):
+            chunk = wanted[start : start + _PAGE]
+            marks = ",".join("?" * len(chunk))
+            (n,) = db.execute(
+                f"SELECT COUNT(*) FROM embeddings_queue WHERE id IN ({marks}) AND "
+                "(vector IS NOT NULL OR COALESCE(metadata, '{}') != '{}')",
+                chunk,
+            ).fetchone()
+            total += int(n)
     return total
 
 
@@ -138,12 +133,25 @@ def vacuum_chroma(folder: Path | None, *, timeout: float = 30.0) -> bool:
     """
     if folder is None or not (folder / "chroma.sqlite3").exists():
         return False
+    with _chroma_file(folder, "vacuum the Chroma store in", timeout=timeout) as db:
+        db.execute("VACUUM")
+    return True
+
+
+@contextmanager
+def _chroma_file(
+    folder: Path, what: str, *, read_only: bool = False, timeout: float = 30.0
+) -> Iterator[sqlite3.Connection]:
+    """A connection to ``folder/chroma.sqlite3``, closed after; SQLite errors as StoreError."""
+    path = folder / "chroma.sqlite3"
     try:
-        db = sqlite3.connect(folder / "chroma.sqlite3", timeout=timeout, isolation_level=None)
+        if read_only:
+            db = sqlite3.connect(f"file:{path}?mode=ro", uri=True, timeout=timeout)
+        else:
+            db = sqlite3.connect(path, timeout=timeout, isolation_level=None)
         try:
-            db.execute("VACUUM")
+            yield db
         finally:
             db.close()
     except sqlite3.Error as exc:
-        raise StoreError(f"cannot vacuum the Chroma store in {folder}: {exc}") from exc
-    return True
+        raise StoreError(f"cannot {what} {folder}: {exc}") from exc
