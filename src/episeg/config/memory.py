@@ -174,8 +174,8 @@ class StoreConfig(_Section):
         and purges its write-ahead log (``embeddings_queue``). 1: every write,
         so an erased episode's text leaves the log at once (:meth:`Memory.forget
         <episeg.memory.Memory.forget>`); but each write then rewrites the whole
-        index: adding one episode took ~110 ms at 10^5 episodes in a tenant
-        against ~15 ms at 1,000 (docs/RESULTS.md, "Writes at scale"). A larger
+        index: adding one episode took ~120 ms at 10^5 episodes in a tenant,
+        ~18 ms on average at 100 (docs/RESULTS.md, "Writes at scale"). A larger
         value amortises that for large, write-heavy tenants; erased text then
         stays in the log until the next persist, and
         :class:`~episeg.store.erase.ForgetReport` ``log_rows`` says how many

@@ -49,8 +49,8 @@ READ_INCLUDE: Any = ["metadatas", "embeddings"]
 # metadata) at once; with the default 1,000 a forgotten text stays in that log until
 # 1,000 more writes (issue 12, forget). Costs ~40% per small write (measured 2026-12-03).
 COLLECTION_CONFIG: Any = {"hnsw": {"space": "cosine", "sync_threshold": 1}}
-# ... and every write then rewrites the whole vector index: ~110 ms per episode at 10^5
-# episodes, ~15 ms at sync_threshold 1000 (measured 2026-12-04; EpisegConfig.store).
+# ... and every write then rewrites the whole vector index: ~120 ms per episode at 10^5
+# episodes, ~18 ms on average at sync_threshold 100 (episeg bench write; EpisegConfig.store).
 
 
 def open_collection(client: Any, name: str, tenant: str, *, sync_threshold: int = 1) -> Any:
