@@ -12,6 +12,11 @@ them) into:
 * ``fresh``: a new tenant of the same store (the small-index baseline of the
   same run).
 
+It also times the reinforcement write-back at scale: ``store.update`` of 10
+stored episodes of the large tenant (their recall state, what
+``confirm_used`` writes), ``updates`` times (``large_update10_*``; the first
+not timed).
+
 Each tenant first takes one untimed add (Chroma loads its index then); p50,
 p99 and the mean are of the ``adds`` after it. The mean carries the persists
 a larger threshold spreads out (one every ``sync_threshold`` writes), so
@@ -25,14 +30,17 @@ fresh tenant's p50 at threshold 1 in the same run.
 
 Run ``python -m episeg.benchmarks.write_bench --episodes 100000 --source DIR``.
 
->>> res = run_write_bench(40, thresholds=(1, 100), adds=3, turns=2)
+>>> res = run_write_bench(40, thresholds=(1, 100), adds=3, updates=3, turns=2)
 >>> [r["sync_threshold"] for r in res["runs"]], res["runs"][0]["large_add_p50_ms"] > 0
 ([1, 100], True)
+>>> res["runs"][1]["large_update10_p50_ms"] > 0
+True
 """
 
 from __future__ import annotations
 
 import argparse
+import dataclasses
 import json
 import shutil
 import sys
@@ -80,18 +88,36 @@ def _time_adds(
     return samples
 
 
+def _time_reinforcement(backend: ChromaBackend, updates: int, seed: int) -> list[float]:
+    """Seconds per ``update`` of 10 stored episodes' recall state (what ``confirm_used`` writes)."""
+    store = backend.store_for(_TENANT)
+    rng = np.random.default_rng([seed, 2])
+    offsets = rng.integers(0, max(1, store.count() - 10), size=updates)
+    samples = []
+    for n, offset in enumerate(offsets):
+        page = store.list_episodes(limit=10, offset=int(offset))
+        bumped = [dataclasses.replace(ep, recall_count=ep.recall_count + 1) for ep in page]
+        t0 = time.perf_counter()
+        store.update(bumped)
+        samples.append(time.perf_counter() - t0)
+        if n == 0:
+            samples.clear()  # the first write after the warm adds is not timed either
+    return samples or [0.0]
+
+
 def run_write_bench(
     n_episodes: int,
     *,
     thresholds: Sequence[int] = (1, 1000),
     adds: int = 30,
+    updates: int = 30,
     source: str | Path | None = None,
     turns: int = 2,
     seed: int = 0,
 ) -> dict[str, Any]:
     """Time single-episode adds per threshold (module docstring); a JSON-ready dict."""
-    if min(n_episodes, adds, turns, *thresholds) < 1:
-        raise ValueError("n_episodes, adds, turns and thresholds must be >= 1")
+    if min(n_episodes, adds, turns, *thresholds) < 1 or updates < 2:
+        raise ValueError("n_episodes, adds, turns and thresholds must be >= 1, updates >= 2")
     work = Path(tempfile.mkdtemp(prefix="episeg-write-bench-"))
     try:
         if source is None:
@@ -118,6 +144,10 @@ def run_write_bench(
                 p50, p99 = percentiles_ms(samples)
                 row[f"{label}_add_p50_ms"], row[f"{label}_add_p99_ms"] = p50, p99
                 row[f"{label}_add_mean_ms"] = 1000.0 * float(np.mean(samples))
+            samples = _time_reinforcement(backend, updates, seed)
+            p50, p99 = percentiles_ms(samples)
+            row["large_update10_p50_ms"], row["large_update10_p99_ms"] = p50, p99
+            row["large_update10_mean_ms"] = 1000.0 * float(np.mean(samples))
             runs.append(row)
             shutil.rmtree(copy, ignore_errors=True)
         base = runs[0]["fresh_add_p50_ms"] if runs[0]["sync_threshold"] == 1 else None
@@ -136,6 +166,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     parser.add_argument("--source", type=Path, default=None, help="a filled store to copy")
     parser.add_argument("--thresholds", type=int, nargs="+", default=[1, 1000])
     parser.add_argument("--adds", type=int, default=30)
+    parser.add_argument("--updates", type=int, default=30)
     parser.add_argument("--turns", type=int, default=2)
     parser.add_argument("--seed", type=int, default=0)
     parser.add_argument("--json", type=Path, default=None, help="write the result here")
@@ -145,6 +176,7 @@ def main(argv: Sequence[str] | None = None) -> int:
             args.episodes,
             thresholds=args.thresholds,
             adds=args.adds,
+            updates=args.updates,
             source=args.source,
             turns=args.turns,
             seed=args.seed,
