@@ -24,9 +24,9 @@ a larger threshold spreads out (one every ``sync_threshold`` writes), so
 
 Every threshold runs on its own copy of one filled store (``source``, e.g. the
 hierarchical benchmark's ``--path .../n100000``; without it a store is filled
-here first), reopened after the threshold is set, since Chroma applies a
-collection's new threshold when it next opens it. ``*_ratio`` = a p50 over the
-fresh tenant's p50 at threshold 1 in the same run.
+here first), the threshold set by a child process and the copy then opened
+here, since Chroma applies a collection's new threshold when it next opens it.
+``*_ratio`` = a p50 over the fresh tenant's p50 at threshold 1 in the same run.
 
 Run ``python -m episeg.benchmarks.write_bench --episodes 100000 --source DIR``.
 
@@ -43,6 +43,7 @@ import argparse
 import dataclasses
 import json
 import shutil
+import subprocess
 import sys
 import tempfile
 import time
@@ -63,12 +64,19 @@ _TENANT = "tenant-0"
 
 
 def _reopened(folder: Path, threshold: int) -> ChromaBackend:
-    """The store in ``folder`` with ``threshold`` set and in effect (Chroma reopened)."""
-    from chromadb.api.shared_system_client import SharedSystemClient
+    """The store in ``folder`` with ``threshold`` set and in effect.
 
-    for tenant in (_TENANT, "tenant-fresh"):
-        ChromaBackend.persistent(folder, sync_threshold=threshold).store_for(tenant)
-    SharedSystemClient.clear_system_cache()  # the next client opens the segments anew
+    A child process sets it on the collections (Chroma applies a changed
+    threshold when it next opens a collection); this process has never opened
+    ``folder``, so its first open reads the new value.
+    """
+    code = (
+        "import sys; from episeg.store import ChromaBackend; "
+        "b = ChromaBackend.persistent(sys.argv[1], sync_threshold=int(sys.argv[2])); "
+        "[b.store_for(t) for t in sys.argv[3:]]"
+    )
+    argv = [sys.executable, "-c", code, str(folder), str(threshold), _TENANT, "tenant-fresh"]
+    subprocess.run(argv, check=True, capture_output=True)
     return ChromaBackend.persistent(folder, sync_threshold=threshold)
 
 
@@ -130,14 +138,14 @@ def run_write_bench(
                 1000,
                 lambda size, prefix: _episodes(rng, size, turns, prefix, 1.7e9),
             )
-        found = ChromaBackend.persistent(source).store_for(_TENANT).count()
-        if found != n_episodes:
-            raise ValueError(f"{source} holds {found} episodes of {_TENANT}, not {n_episodes}")
         runs = []
         for threshold in thresholds:
             copy = work / f"t{threshold}"
-            shutil.copytree(source, copy)
+            shutil.copytree(source, copy)  # the source itself is never opened: nothing changes it
             backend = _reopened(copy, threshold)
+            found = backend.store_for(_TENANT).count()
+            if found != n_episodes:
+                raise ValueError(f"{source} holds {found} episodes of {_TENANT}, not {n_episodes}")
             row: dict[str, Any] = {"sync_threshold": threshold}
             for label, tenant in (("large", _TENANT), ("fresh", "tenant-fresh")):
                 samples = _time_adds(backend, tenant, adds, turns, seed)
