@@ -117,9 +117,7 @@ class MemoryForget:
                 self.sessions.reload(*key)  # in-memory state and seen ids follow the journal
             scrub(self.journal)
             folder = getattr(self.backend, "path", None)
-            rows = [e.id for e in erased]
-            rows += [f"{e.id}:{pos}" for e in erased for pos in range(len(e.turns))]
-            left = log_rows(folder, rows) if rows else (0 if folder is not None else None)
+            left = log_rows(folder, erased)
             if left:
                 log.warning(
                     "forget %s: %d row(s) of Chroma's log still hold erased records until it "

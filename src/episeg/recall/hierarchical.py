@@ -35,9 +35,8 @@ Recall never writes: reinforcement follows :meth:`confirm_used`, so the same
 question gets the same answer whenever it is asked.
 
 With ``overlap_reads`` (the default) the dense query runs on a worker thread
-while the lexical lists are computed (:mod:`.overlap`, inside :func:`.candidates.gather`);
-the hits are the same
-as with one step after the other.
+while the lexical lists are computed (:mod:`.overlap`, inside
+:func:`.candidates.gather`); the hits are the same as with one step after the other.
 
 Modules: :mod:`.candidates` (the three lists and their fusion), :mod:`.ranking`
 (relevance + extra terms, budget packing), :mod:`.window` (session / time

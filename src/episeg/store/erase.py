@@ -27,6 +27,7 @@ from pathlib import Path
 from typing import Any
 
 from episeg.errors import StoreError
+from episeg.store.turns import turn_row_id
 from episeg.types import Episode
 from episeg.typing import EpisodeStore
 
@@ -92,11 +93,13 @@ def session_episodes(store: EpisodeStore, session: str | None) -> list[Episode]:
         offset += _PAGE
 
 
-def log_rows(folder: Path | None, ids: Sequence[str]) -> int | None:
-    """Rows of an embedded store's write-ahead log still holding a record with one of ``ids``.
+def log_rows(folder: Path | None, episodes: Sequence[Episode]) -> int | None:
+    """Rows of an embedded store's write-ahead log still holding one of these episodes' records.
 
-    A row counts if it carries a vector or metadata (the row of a delete
-    holds neither); ``None`` if ``folder`` holds no embedded store.
+    Their records are the episode's own and its turn rows
+    (:func:`~episeg.store.turns.turn_row_id`). A row counts if it carries a
+    vector or metadata (the row of a delete holds neither); ``None`` if
+    ``folder`` holds no embedded store.
 
     Raises
     ------
@@ -105,6 +108,8 @@ def log_rows(folder: Path | None, ids: Sequence[str]) -> int | None:
     """
     if folder is None or not (folder / "chroma.sqlite3").exists():
         return None
+    ids = [ep.id for ep in episodes]
+    ids += [turn_row_id(ep.id, pos) for ep in episodes for pos in range(len(ep.turns))]
     wanted = list(dict.fromkeys(ids))
     total = 0
     with _chroma_file(folder, "read Chroma's log in", read_only=True) as db:

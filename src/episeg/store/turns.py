@@ -38,10 +38,19 @@ from episeg.errors import StoreError, TenantError
 from episeg.store.tenants import collection_name
 from episeg.types import Episode
 
-__all__ = ["TurnMatch", "TurnRows", "turn_collection_name"]
+__all__ = ["TurnMatch", "TurnRows", "turn_collection_name", "turn_row_id"]
 
 _CHROMA_MAX_INT = 2**31 - 1
 _WRITE_BATCH = 5000
+
+
+def turn_row_id(episode_id: str, position: int) -> str:
+    """The id of an episode's turn row: ``<episode id>:<position>``.
+
+    >>> turn_row_id("e1", 2)
+    'e1:2'
+    """
+    return f"{episode_id}:{position}"
 
 
 def turn_collection_name(tenant: str) -> str:
@@ -91,7 +100,7 @@ class TurnRows:
             if not np.all(np.isfinite(matrix)):
                 raise StoreError(f"episode {ep.id!r} has non-finite turn embeddings")
             for pos, turn in enumerate(ep.turns):
-                ids.append(f"{ep.id}:{pos}")
+                ids.append(turn_row_id(ep.id, pos))
                 metas.append(
                     {
                         "tenant": self._tenant,
