@@ -1,4 +1,7 @@
-"""The write benchmark: it works on copies, so its source store is never changed."""
+"""The write benchmark: it works on copies, so its source store is never changed.
+
+Slow tier: each run sets thresholds in child processes (a second or two each).
+"""
 
 from __future__ import annotations
 
@@ -20,6 +23,7 @@ def _source(path: Path, n: int) -> None:
     fill(store, n, 10, lambda size, prefix: _episodes(rng, size, 2, prefix, 1.7e9))
 
 
+@pytest.mark.slow
 def test_the_source_keeps_its_episodes_and_its_threshold(tmp_path: Path) -> None:
     _source(tmp_path / "src", 20)
     res = run_write_bench(20, thresholds=(1, 50), adds=2, updates=2, source=tmp_path / "src")
@@ -30,6 +34,7 @@ def test_the_source_keeps_its_episodes_and_its_threshold(tmp_path: Path) -> None
     assert config["hnsw"]["sync_threshold"] == 7
 
 
+@pytest.mark.slow
 def test_a_source_of_another_size_is_refused(tmp_path: Path) -> None:
     _source(tmp_path / "src", 12)
     with pytest.raises(ValueError, match="holds 12 episodes of tenant-0, not 20"):
