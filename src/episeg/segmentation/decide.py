@@ -115,10 +115,11 @@ class TurnDecider:
 
     def step(self, state: SessionState, prepared: PreparedTurn, vector: np.ndarray) -> Step:
         self.counters["turns"] += 1
+        # The signals and the features compute in float64: convert once for all of them.
         observed = ObservedTurn(
             turn=prepared.turn,
             text=prepared.turn.text,
-            embedding=vector,
+            embedding=np.asarray(vector, dtype=np.float64),
             position=state.positions,
             inferred_type=infer_turn_type(prepared.turn),
             markers=prepared.markers,
@@ -127,7 +128,7 @@ class TurnDecider:
         verdicts = [signal.update(observed) for signal in state.signals.values()]
         view = self.learned.view(observed) if self.learned is not None else None
         if not state.open.turns:  # first turn of the session: nothing to close
-            self._open(state, observed, ())
+            self._open(state, observed, (), vector=vector)
             self._commit_features(state, view, opened=True)
             self._record(state, observed, Decision.CONTINUE, tuple(verdicts))
             return Step(observed.turn, vector, opened=True, verdicts=tuple(verdicts))
@@ -148,7 +149,7 @@ class TurnDecider:
         self._record(state, observed, outcome.decision, frozen)
         self._commit_features(state, view, opened=outcome.decision.opens_episode)
         if not outcome.decision.opens_episode:
-            state.open.add(observed.turn, observed.embedding)
+            state.open.add(observed.turn, vector)
             return Step(observed.turn, vector, verdict=verdict, verdicts=frozen)
         log.info(
             "boundary before turn %s (%s): %s",
@@ -159,7 +160,7 @@ class TurnDecider:
         closed = self.close(state, frozen)
         parent = state.top_level_id if outcome.decision is Decision.SUB_EPISODE else None
         summary = state.prediction.summary if outcome.judged and state.prediction else ""
-        self._open(state, observed, frozen, parent_id=parent, summary=summary)
+        self._open(state, observed, frozen, vector=vector, parent_id=parent, summary=summary)
         return Step(observed.turn, vector, (closed,), True, verdict, frozen)
 
     def _consult_judge(
@@ -197,6 +198,7 @@ class TurnDecider:
         observed: ObservedTurn,
         verdicts: tuple[Verdict, ...],
         *,
+        vector: np.ndarray,
         parent_id: str | None = None,
         summary: str = "",
     ) -> None:
@@ -208,7 +210,7 @@ class TurnDecider:
             parent_id=parent_id,
             summary=summary,
         )
-        state.open.add(turn, observed.embedding)
+        state.open.add(turn, vector)
         if parent_id is None:
             state.top_level_id = state.open.id
         for signal in state.signals.values():

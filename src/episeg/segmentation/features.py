@@ -56,14 +56,11 @@ embedding ``e`` (what kind of turn it is: a greeting, a new request), the shift
 from __future__ import annotations
 
 import math
-import re
-from collections import deque
 from collections.abc import Sequence
-from dataclasses import dataclass
 
 import numpy as np
 
-from episeg.segmentation.signals.semantic import turn_words
+from episeg.segmentation.context import SHIFT_CUE, EpisodeContext, TurnView, cosine_distance
 
 __all__ = [
     "BASE_FEATURES",
@@ -114,19 +111,6 @@ _INTERACT: tuple[tuple[str, str], ...] = (
 )
 INTERACTION_FEATURES: tuple[str, ...] = tuple(f"{a}*{b}" for a, b in _INTERACT)
 
-SHIFT_CUE = re.compile(
-    r"(?<![a-z])(another question|other question|different question|new question|"
-    r"separate question|new topic|change (?:the|of) topic|by the way|btw|unrelated|"
-    r"switching gears|on another note|one more thing|another thing|moving on|"
-    r"i have another|one last|last question|i(?: would|'d) also like|i also (?:want|need|have))"
-    r"(?![a-z])",
-    re.IGNORECASE,
-)
-"""Explicit topic-opening discourse markers ("by the way", "another question", ...)."""
-_HIST = 8
-_DECAY = 0.6
-_PH_DELTA = 0.05
-
 
 def _indices(lookahead: bool) -> dict[str, int]:
     names = BASE_FEATURES + (LOOKAHEAD_FEATURES if lookahead else ()) + ROLE_FEATURES
@@ -148,97 +132,8 @@ def feature_names(lookahead: int) -> tuple[str, ...]:
 _INDEX = {False: _indices(False), True: _indices(True)}
 
 
-@dataclass(frozen=True, slots=True)
-class TurnView:
-    """What the features read from one turn: unit vector, actor, type, content words."""
-
-    vec: np.ndarray
-    actor: str
-    type: str | None
-    words: frozenset[str]
-    n_words: int
-    cue: bool = False
-
-    @classmethod
-    def make(cls, vec: np.ndarray, actor: str, type_: str | None, text: str) -> TurnView:
-        words = turn_words(text)
-        cue = SHIFT_CUE.search(text[:500]) is not None
-        vec64 = np.asarray(vec, dtype=np.float64)
-        return cls(vec64, actor, type_, frozenset(words), len(words), cue)
-
-
 def _distance(a: np.ndarray, b: np.ndarray) -> float:
-    norm = math.sqrt(float(a @ a) * float(b @ b))
-    return 1.0 - float(a @ b) / norm if norm > 0.0 else 1.0
-
-
-def _distances(a: np.ndarray, rows: np.ndarray) -> list[float]:
-    """Cosine distance of ``a`` to every row (1.0 against a zero vector), in one product."""
-    norms = np.sqrt(np.einsum("ij,ij->i", rows, rows) * float(a @ a))
-    dots = rows @ a
-    safe = np.where(norms > 0.0, norms, 1.0)
-    return [float(v) for v in np.where(norms > 0.0, 1.0 - dots / safe, 1.0)]
-
-
-class EpisodeContext:
-    """The committed turns of the open episode, as the features need them.
-
-    ``commit`` adds a turn that stayed in (or opened) the episode; a boundary
-    starts a fresh context. Holds the last 8 turns, the decayed and plain
-    means, the Page-Hinkley state and the combiner's ``scores`` of this episode.
-    """
-
-    def __init__(self) -> None:
-        self._tail: deque[TurnView] = deque(maxlen=_HIST)
-        self.count = 0
-        self._decayed: np.ndarray | None = None
-        self._mean: np.ndarray | None = None
-        self._ph_n = 0
-        self._ph_avg = 0.0
-        self._ph_sum = 0.0
-        self._ph_min = 0.0
-        self.scores: deque[float] = deque(maxlen=64)
-
-    @property
-    def tail(self) -> tuple[TurnView, ...]:
-        return tuple(self._tail)
-
-    def page_hinkley_with(self, distance: float) -> float:
-        """The Page-Hinkley statistic if a turn at ``distance`` joined the episode."""
-        if self.count < 2:
-            return 0.0
-        n = self._ph_n + 1
-        avg = self._ph_avg + (distance - self._ph_avg) / n
-        total = self._ph_sum + distance - avg - _PH_DELTA
-        return total - min(self._ph_min, total)
-
-    def commit(self, turn: TurnView) -> None:
-        vec = turn.vec
-        if self.count >= 2 and self._mean is not None:
-            distance = _distance(vec, self._mean)
-            self._ph_n += 1
-            self._ph_avg += (distance - self._ph_avg) / self._ph_n
-            self._ph_sum += distance - self._ph_avg - _PH_DELTA
-            self._ph_min = min(self._ph_min, self._ph_sum)
-        self.count += 1
-        if self._decayed is None or self._mean is None:
-            self._decayed, self._mean = vec.copy(), vec.copy()
-        else:
-            self._decayed = _DECAY * self._decayed + (1.0 - _DECAY) * vec
-            self._mean = self._mean + (vec - self._mean) / self.count
-        self._tail.append(turn)
-
-    @property
-    def decayed(self) -> np.ndarray:
-        if self._decayed is None:
-            raise ValueError("empty episode context")
-        return self._decayed
-
-    @property
-    def mean(self) -> np.ndarray:
-        if self._mean is None:
-            raise ValueError("empty episode context")
-        return self._mean
+    return cosine_distance(float(a @ b), float(a @ a), float(b @ b))
 
 
 def _novel(words: frozenset[str], seen: frozenset[str]) -> float:
@@ -258,34 +153,36 @@ def boundary_features(
     cur, prev = pending[0], context.tail
     after = pending[: lookahead + 1]
     e = cur.vec
-    tail = np.array([p.vec for p in prev])
-    m = len(tail)
-    # Means of the last w turns from one reversed cumulative sum.
-    back = np.cumsum(tail[::-1], axis=0)
-    last4 = back[min(4, m) - 1] / min(4, m)
-    refs = np.stack([
-        tail[-1], tail[-2] if m >= 2 else tail[-1], back[min(2, m) - 1] / min(2, m), last4,
-        back[m - 1] / m, context.decayed, context.mean,
-    ])  # fmt: skip
-    d_prev1, d_prev2, d_mean2, d_mean4, d_mean8, d_decay, d_cum = _distances(e, refs)
-    f: list[float] = [d_prev1, d_prev2, d_mean2, d_mean4, d_mean8, d_decay, d_cum]
-    f.append(context.page_hinkley_with(d_cum))
-    novel = 0.0
-    if m >= 2:
-        before = (back[min(5, m) - 1] - tail[-1]) / (min(5, m) - 1)
-        novel = _distances(tail[-1], before[None, :])[0]
-    f.append(novel)
+    m = len(prev)
+    d = context.dots(cur)
+    ee, t = d.norm2, d.tail
+    w2, w4 = min(2, m), min(4, m)
+    f: list[float] = [
+        cosine_distance(t[0], ee, context.tail_norm2(0)),
+        cosine_distance(t[1], ee, context.tail_norm2(1)) if m >= 2 else 0.0,
+        cosine_distance(sum(t[:w2]), ee, context.window_norm2(w2)),
+        cosine_distance(sum(t[:w4]), ee, context.window_norm2(w4)),
+        cosine_distance(sum(t), ee, context.window_norm2(m)),
+        cosine_distance(d.decayed, ee, context.decayed_norm2),
+        cosine_distance(d.cum, ee, context.mean_norm2),
+    ]
+    if m < 2:  # d_prev2 falls back to the last turn
+        f[1] = f[0]
+    f.append(context.page_hinkley_with(f[6]))
+    f.append(context.novel)
     f += [math.log1p(context.count), 1.0 if context.count < 3 else 0.0]
     seen = frozenset().union(*(p.words for p in prev[-4:]))
     f.append(_novel(cur.words, seen))
     f += [math.log1p(cur.n_words), math.log1p(prev[-1].n_words), 1.0 if cur.n_words == 0 else 0.0]
     f.append(1.0 if cur.cue else 0.0)
-    a_mean = after[0].vec if len(after) == 1 else np.mean([a.vec for a in after], axis=0)
+    last4 = context.last(w4)
+    a_mean = e if len(after) == 1 else np.mean([a.vec for a in after], axis=0)
     if lookahead > 0:
-        f += [_distance(a_mean, last4), _distance(a_mean, context.decayed)]
+        decayed = context.decayed
+        f += [_distance(a_mean, last4), _distance(a_mean, decayed)]
         if len(after) > 1:
             nxt = after[1].vec
-            own = np.mean([*tail[-3:], e], axis=0)
+            own = np.mean([*(p.vec for p in prev[-3:]), e], axis=0)
             f += [_distance(nxt, last4), _distance(nxt, e), _distance(nxt, own)]
         else:
             f += [f[3], 0.0, 0.0]
