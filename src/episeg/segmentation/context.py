@@ -240,9 +240,8 @@ class EpisodeContext:
 
     def _start(self, turn: TurnView) -> None:
         vec = turn.vec
-        if self._rows is None or self._rows.shape[1] != len(vec):
-            self._rows = np.zeros((HISTORY + 2, len(vec)), dtype=np.float64)
-        rows = self._rows
+        # Only a fresh context starts (a boundary makes a new one): allocate here.
+        rows = self._rows = np.zeros((HISTORY + 2, len(vec)), dtype=np.float64)
         rows[HISTORY - 1] = rows[_DEC] = rows[_MEAN] = vec
         norm2 = float(vec @ vec)
         self.count = 1
