@@ -3,10 +3,11 @@
 from __future__ import annotations
 
 import dataclasses
+import math
 import random
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 
-from episeg.types import Actor, Episode, Turn, TurnType
+from episeg.types import Actor, Episode, Turn, TurnType, Verdict
 from episeg.typing import StoreBackend
 
 _TOPICS = [
@@ -81,6 +82,20 @@ def by_turns(rows: Mapping[str, Episode]) -> dict[str, Episode]:
     }
 
 
+def assert_same_verdicts(got: Sequence[Verdict], want: Sequence[Verdict], where: str) -> None:
+    """Same signals, decisions and reasons; scores equal up to float rounding.
+
+    A store written by an older build (the archived torn store) holds scores
+    computed in float32 where the current segmenter works in float64, so they
+    agree to a few parts per million (the drift statistic accumulates the
+    rounding over an episode), not bit for bit; decisions and reasons must match.
+    """
+    assert len(got) == len(want), where
+    for mine, theirs in zip(got, want, strict=True):
+        assert dataclasses.replace(mine, score=0.0) == dataclasses.replace(theirs, score=0.0), where
+        assert math.isclose(mine.score, theirs.score, rel_tol=1e-5, abs_tol=1e-6), where
+
+
 def assert_same_store(got: dict[str, Episode], want: dict[str, Episode]) -> None:
     """Same episodes (by first turn), same turn ids, same content (embeddings within rounding)."""
     got, want = by_turns(got), by_turns(want)
@@ -90,6 +105,11 @@ def assert_same_store(got: dict[str, Episode], want: dict[str, Episode]) -> None
     for eid, episode in want.items():
         other = got[eid]
         assert other.turn_ids == episode.turn_ids, eid
-        assert other == episode, eid
+        for field in ("boundary_verdicts", "closing_verdicts"):
+            assert_same_verdicts(getattr(other, field), getattr(episode, field), f"{eid} {field}")
+        same_trail = {"boundary_verdicts": (), "closing_verdicts": ()}
+        assert dataclasses.replace(other, **same_trail) == dataclasses.replace(
+            episode, **same_trail
+        ), eid
         assert episode.embedding is not None and other.embedding is not None
         assert float(abs(other.embedding - episode.embedding).max()) < 1e-6, eid
