@@ -107,9 +107,9 @@ def assert_same_store(got: dict[str, Episode], want: dict[str, Episode]) -> None
         assert other.turn_ids == episode.turn_ids, eid
         for field in ("boundary_verdicts", "closing_verdicts"):
             assert_same_verdicts(getattr(other, field), getattr(episode, field), f"{eid} {field}")
-        same_trail = {"boundary_verdicts": (), "closing_verdicts": ()}
-        assert dataclasses.replace(other, **same_trail) == dataclasses.replace(
-            episode, **same_trail
+        without_trail = dataclasses.replace(other, boundary_verdicts=(), closing_verdicts=())
+        assert without_trail == dataclasses.replace(
+            episode, boundary_verdicts=(), closing_verdicts=()
         ), eid
         assert episode.embedding is not None and other.embedding is not None
         assert float(abs(other.embedding - episode.embedding).max()) < 1e-6, eid
