@@ -18,7 +18,14 @@ One target tenant holds ``n_episodes``; ``n_tenants - 1`` others hold
   recaller reads). ``*_ratio`` = recall p50 / baseline p50;
 * the floor under that ratio: the store ``get`` of each query's returned
   episodes timed alone (``store_get_*``) and ``query_plus_get_ratio``, what
-  one query plus that read already cost against the baseline.
+  one query plus that read already cost against the baseline;
+* the tenant held resident (``recall.warm_cache`` with ``cache_episodes`` >= its
+  size, :mod:`episeg.recall.resident`): a new store wrapper loads the saved index
+  and fills its cache from the store (``resident_fill_s``), then the same
+  queries (``recall_resident_*``; ``resident_same_hits``: every hit equal to the
+  default's), timed against the raw query re-timed just before
+  (``raw_turn_query_again_*``); ``resident_bytes_per_episode``: what the cache
+  holds per episode (tracemalloc over a fill of up to 5,000 episodes).
 
 Run ``python -m episeg.benchmarks.hierarchical_bench --episodes 10000 100000``.
 A ``--path`` that already holds the data of the same sizes (an earlier run's)
@@ -38,6 +45,7 @@ from __future__ import annotations
 import shutil
 import sys
 import time
+import tracemalloc
 from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
@@ -47,6 +55,7 @@ import numpy as np
 from episeg.benchmarks.store_bench import DIM, fill, main_for, open_chroma, time_each, unit_vectors
 from episeg.embedders import HashingEmbedder
 from episeg.recall.hierarchical import HierarchicalRecaller
+from episeg.recall.resident import fill_cache
 from episeg.recall.snapshot import PersistentIndexedStore
 from episeg.store import ChromaBackend
 from episeg.store.turns import turn_collection_name
@@ -176,7 +185,41 @@ def run_hierarchical_bench(
         )
         figures[f"{label}_ratio"] = figures[f"{label}_p50_ms"] / figures["raw_turn_query_p50_ms"]
     figures.update(_read_floor(recaller, raw_store, qvecs, qtexts, figures))
+    queries_ = list(zip(qvecs, qtexts, strict=True))
+    figures["resident_bytes_per_episode"] = _resident_bytes(raw_store, folder)
+    figures["raw_turn_query_again_p50_ms"], figures["raw_turn_query_again_p99_ms"] = time_each(
+        lambda q: raw.query(
+            query_embeddings=q.reshape(1, -1), n_results=n_candidates, include=include
+        ),
+        qvecs,
+    )
+    store = PersistentIndexedStore(raw_store, folder, cache_episodes=n_episodes)
+    t0 = time.perf_counter()
+    fill_cache(store.inner, store.index, store.recent)
+    figures["resident_fill_s"] = time.perf_counter() - t0
+    resident = HierarchicalRecaller(store, HashingEmbedder(dim=DIM), clock=lambda: now)
+    figures["recall_resident_p50_ms"], figures["recall_resident_p99_ms"] = time_each(
+        lambda qt: resident.recall(qt[0], 10, text=qt[1]), queries_
+    )
+    figures["recall_resident_ratio"] = (
+        figures["recall_resident_p50_ms"] / figures["raw_turn_query_again_p50_ms"]
+    )
+    figures["resident_same_hits"] = all(
+        resident.recall(q, 10, text=t) == recaller.recall(q, 10, text=t) for q, t in queries_
+    )
     return figures
+
+
+def _resident_bytes(raw_store: Any, folder: Path) -> float | None:
+    """Bytes a warm cache holds per episode: traced allocations of a fill of <= 5,000."""
+    store = PersistentIndexedStore(raw_store, folder, cache_episodes=5_000)
+    index = store.index
+    tracemalloc.start()
+    before = tracemalloc.get_traced_memory()[0]
+    kept = fill_cache(store.inner, index, store.recent)
+    held = tracemalloc.get_traced_memory()[0] - before
+    tracemalloc.stop()
+    return held / kept if kept else None
 
 
 def _read_floor(

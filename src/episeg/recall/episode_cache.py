@@ -1,4 +1,4 @@
-"""Recently recalled episodes of one tenant, decoded, so a repeated hit skips the store read.
+"""Decoded episodes of one tenant kept in memory, so a hit found here skips the store read.
 
 Recall ends with a store ``get`` of the (at most ``k``) episodes it returns;
 at 10^5 episodes that read and its decoding cost about half the nearest-turn
@@ -14,7 +14,17 @@ card object, so it is never staler than the index recall ranks with:
 * the card is taken before the read, so a write racing with the read leaves
   an entry that is never served;
 * ``delete`` and an index rebuild also :meth:`~EpisodeCache.drop` /
-  :meth:`~EpisodeCache.clear` entries, so erased text does not stay in memory.
+  :meth:`~EpisodeCache.clear` entries, so erased text does not stay in memory;
+* a recall-state write (``update``, e.g. the reinforcement write-back) moves
+  an entry to the new card with the state written (:meth:`~EpisodeCache.refresh`),
+  so the episodes recalled most are not the ones read again.
+
+Filled only by recall's reads, the cache serves repeated hits. Filled ahead
+(:meth:`~EpisodeCache.put`, ``IndexedStore(warm_cache=True)``: every episode
+read when the index is built or loaded) and large enough for the tenant, it
+holds the tenant resident and recall never reads Chroma for its hits: at 10^5
+episodes recall then costs ~1.4x the raw turn query instead of ~2.2-2.4x, for
+a few KB per episode (docs/RESULTS.md).
 
 A write by another process that does not change the tenant's episode count
 (e.g. an update through a second replica) is not seen by the index either;
@@ -44,6 +54,7 @@ from __future__ import annotations
 import threading
 from collections import OrderedDict
 from collections.abc import Callable, Mapping, Sequence
+from dataclasses import replace
 
 from episeg.types import Episode
 
@@ -93,6 +104,62 @@ class EpisodeCache:
                 while len(self._entries) > self.capacity:
                     self._entries.popitem(last=False)
         return [found[i] for i in wanted if i in found]
+
+    def put(self, episodes: Sequence[Episode], cards: Mapping[str, object]) -> int:
+        """Keep ``episodes`` (just read from the store) under their current ``cards``.
+
+        Fills the cache ahead of recall (``warm_cache``): only the free room is
+        filled, nothing is evicted for these. The caller holds the writers off
+        while it reads and puts (the indexed store's lock), so each episode is
+        the stored one its card describes. Episodes without a card are
+        skipped; returns how many were kept.
+        """
+        kept = 0
+        with self._lock:
+            for ep in episodes:
+                card = cards.get(ep.id)
+                if card is None or (ep.id not in self._entries and self._full()):
+                    continue
+                self._entries[ep.id] = (card, ep)
+                self._entries.move_to_end(ep.id)
+                kept += 1
+        return kept
+
+    def _full(self) -> bool:
+        return len(self._entries) >= self.capacity
+
+    def refresh(
+        self,
+        episodes: Sequence[Episode],
+        before: Mapping[str, object],
+        after: Mapping[str, object],
+    ) -> None:
+        """Carry entries across a recall-state write (``update``) instead of dropping them.
+
+        ``before`` / ``after`` are the cards of these ids just before and just
+        after the write. An entry still under its ``before`` card takes the
+        state the store now holds (``recall_count``, ``last_accessed``,
+        ``strength``, ``archived``: what the store's ``update`` writes, typed as
+        its read decodes them) and the ``after`` card; any other entry stays as it
+        is (unserved, its card is gone).
+        """
+        with self._lock:
+            for ep in episodes:
+                entry = self._entries.get(ep.id)
+                old, new = before.get(ep.id), after.get(ep.id)
+                if entry is None or old is None or new is None or entry[0] is not old:
+                    continue
+                last = ep.last_accessed
+                self._entries[ep.id] = (
+                    new,
+                    replace(
+                        entry[1],
+                        recall_count=int(ep.recall_count),
+                        last_accessed=None if last is None else float(last),
+                        strength=float(ep.strength),
+                        archived=bool(ep.archived),
+                    ),
+                )
 
     def drop(self, ids: Sequence[str]) -> None:
         """Forget these episodes (deleted: their text must not stay in memory)."""

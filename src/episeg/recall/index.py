@@ -32,62 +32,21 @@ import builtins
 import math
 import threading
 import time
-from collections.abc import Callable, Mapping, Sequence
-from dataclasses import dataclass, field, replace
+from collections.abc import Callable, Sequence
+from dataclasses import replace
 from typing import Any
 
 import numpy as np
 
+from episeg.recall.card import EpisodeCard
 from episeg.recall.episode_cache import EpisodeCache
 from episeg.recall.lexical import LexicalIndex, tokenize
-from episeg.store.usermeta import MetaScalar
 from episeg.types import Episode
 from episeg.typing import EpisodeStore
 
 __all__ = ["EpisodeCard", "IndexedStore", "TenantIndex"]
 
 _PAGE = 1000
-
-
-@dataclass(frozen=True, slots=True)
-class EpisodeCard:
-    """What recall knows about one episode without reading it from the store.
-
-    ``words`` holds each turn's word count (whitespace-separated tokens).
-    """
-
-    id: str
-    session: str
-    opened_at: float
-    closed_at: float
-    words: tuple[int, ...]
-    importance: float | None
-    last_accessed: float | None
-    strength: float
-    recall_count: int
-    archived: bool
-    metadata: Mapping[str, MetaScalar] = field(default_factory=dict, hash=False)
-
-    @property
-    def n_turns(self) -> int:
-        return len(self.words)
-
-    @classmethod
-    def of(cls, ep: Episode) -> EpisodeCard:
-        sal = ep.salience
-        return cls(
-            id=ep.id,
-            session=ep.session,
-            opened_at=ep.opened_at,
-            closed_at=ep.closed_at,
-            words=tuple(len(t.text.split()) for t in ep.turns),
-            importance=None if sal is None else sal.normalized,
-            last_accessed=ep.last_accessed,
-            strength=ep.strength,
-            recall_count=ep.recall_count,
-            archived=ep.archived,
-            metadata=ep.metadata,
-        )
 
 
 class TenantIndex:
@@ -174,13 +133,24 @@ class TenantIndex:
         return order[max(0, at - n) : at], order[at + 1 : at + 1 + n]
 
     @classmethod
-    def build(cls, store: EpisodeStore, into: TenantIndex | None = None) -> TenantIndex:
-        """Read every episode of ``store`` (archived included) into a new index (or ``into``)."""
+    def build(
+        cls,
+        store: EpisodeStore,
+        into: TenantIndex | None = None,
+        *,
+        on_page: Callable[[TenantIndex, builtins.list[Episode]], None] | None = None,
+    ) -> TenantIndex:
+        """Read every episode of ``store`` (archived included) into a new index (or ``into``).
+
+        ``on_page(index, page)`` sees each page of episodes once it is indexed.
+        """
         index = cls() if into is None else into
         offset = 0
         while True:
             page = store.list_episodes(limit=_PAGE, offset=offset, include_archived=True)
             index.add(page)
+            if on_page is not None:
+                on_page(index, page)
             if len(page) < _PAGE:
                 return index
             offset += _PAGE
@@ -192,7 +162,8 @@ class IndexedStore:
     Implements :class:`~episeg.typing.EpisodeStore` by delegation; ``add`` fills missing turn
     vectors with ``embed_turns`` (when given) so the store's turn index holds every turn.
     Writes by others are noticed through the store's count, read at most every
-    ``check_interval`` seconds. ``recent`` caches episodes recall returned (see its module).
+    ``check_interval`` seconds. ``recent`` caches up to ``cache_episodes`` decoded episodes
+    for recall (see its module); ``warm_cache`` fills it whenever the index is built or loaded.
     """
 
     def __init__(
@@ -201,6 +172,8 @@ class IndexedStore:
         *,
         embed_turns: Callable[[Sequence[str]], np.ndarray] | None = None,
         check_interval: float = 1.0,
+        cache_episodes: int = 256,
+        warm_cache: bool = False,
     ) -> None:
         self._store = store
         self._embed_turns = embed_turns
@@ -209,7 +182,8 @@ class IndexedStore:
         self._index: TenantIndex | None = None
         self._known_count = -1
         self._lock = threading.RLock()
-        self.recent = EpisodeCache()
+        self.recent = EpisodeCache(cache_episodes)
+        self.warm_cache = warm_cache
 
     @property
     def tenant(self) -> str:
@@ -237,7 +211,12 @@ class IndexedStore:
 
     def _fresh_index(self, count: int) -> TenantIndex:
         """A new index of everything in the store (which holds ``count`` episodes)."""
-        return TenantIndex.build(self._store)
+        return TenantIndex.build(self._store, on_page=self._keep if self.warm_cache else None)
+
+    def _keep(self, index: TenantIndex, page: builtins.list[Episode]) -> None:
+        """Warm ``recent`` with a page the index build read anyway (under ``_lock``)."""
+        if len(self.recent) < self.recent.capacity:
+            self.recent.put(page, index.cards)
 
     def add(self, episodes: Sequence[Episode]) -> None:
         filled = [self._with_turn_vectors(ep) for ep in episodes]
@@ -247,6 +226,8 @@ class IndexedStore:
                 new = {ep.id for ep in filled} - set(self._index.cards)
                 self._index.add(filled)
                 self._known_count += len(new)
+                if self.warm_cache:  # resident: keep the stored copies (read back, exact)
+                    self.recent.put(self._store.get([ep.id for ep in filled]), self._index.cards)
 
     def get(self, ids: Sequence[str]) -> builtins.list[Episode]:
         return self._store.get(ids)
@@ -273,12 +254,16 @@ class IndexedStore:
         with self._lock:
             self._store.update(episodes)
             if self._index is not None:
+                cards = self._index.cards
+                before = {ep.id: cards.get(ep.id) for ep in episodes}
                 self._index.update_state(episodes)
+                self.recent.refresh(episodes, before, cards)
 
     def revise(self, episodes: Sequence[Episode]) -> None:
         """The store's ``revise`` (a user's edit); edited episodes are indexed again."""
         with self._lock:
             self._store.revise(episodes)
+            self.recent.drop([ep.id for ep in episodes])
             if self._index is not None:
                 self._index.add(episodes)
 

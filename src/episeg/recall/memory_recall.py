@@ -85,6 +85,8 @@ class MemoryRecall:
                 self.backend.store_for(tenant),
                 self.path / "recall" / collection_name(tenant),
                 embed_turns=self.embedder.embed,
+                cache_episodes=self.config.recall.cache_episodes,
+                warm_cache=self.config.recall.warm_cache,
             )
             with self._lock:
                 found = self._stores.setdefault(tenant, made)

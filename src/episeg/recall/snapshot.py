@@ -48,6 +48,7 @@ from typing import Any
 
 from episeg.errors import StoreError
 from episeg.recall.index import EpisodeCard, IndexedStore, TenantIndex
+from episeg.recall.resident import fill_cache
 from episeg.types import Episode
 from episeg.typing import EpisodeStore
 
@@ -246,7 +247,8 @@ class PersistentIndexedStore(IndexedStore):
     """An :class:`IndexedStore` whose index lives in ``folder`` between runs.
 
     On first use the snapshot is loaded if it holds as many episodes as the
-    store; otherwise the index is rebuilt from the store and saved.
+    store; otherwise the index is rebuilt from the store and saved. With
+    ``warm_cache`` the episode cache is filled either way (:mod:`.resident`).
     """
 
     def __init__(self, store: EpisodeStore, folder: Path, **kwargs: Any) -> None:
@@ -259,8 +261,12 @@ class PersistentIndexedStore(IndexedStore):
         if self.snapshot.load(into=index) is None or len(index) != count:
             index = PersistentIndex(self.snapshot)
             index.quiet = True
-            TenantIndex.build(self.inner, into=index)
+            TenantIndex.build(
+                self.inner, into=index, on_page=self._keep if self.warm_cache else None
+            )
             self.snapshot.save(index)
+        elif self.warm_cache:  # loaded: nothing read yet
+            fill_cache(self.inner, index, self.recent)
         index.quiet = False
         return index
 
