@@ -22,3 +22,10 @@ def test_second_run_on_the_same_path_reuses_the_store(tmp_path: Path) -> None:
     assert 1 <= second["store_get_queries"] <= 4 and second["store_get_p50_ms"] > 0
     raw = second["raw_turn_query_p50_ms"]
     assert second["query_plus_get_ratio"] == pytest.approx((raw + second["store_get_p50_ms"]) / raw)
+    # the tenant resident: filled from the store, the same hits, its memory per episode
+    assert second["resident_same_hits"] is True and second["resident_fill_s"] > 0
+    assert second["resident_bytes_per_episode"] > 0
+    again = second["raw_turn_query_again_p50_ms"]
+    assert second["recall_resident_ratio"] == pytest.approx(
+        second["recall_resident_p50_ms"] / again
+    )
