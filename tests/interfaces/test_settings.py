@@ -13,6 +13,7 @@ from pathlib import Path
 
 import pytest
 
+from episeg.config import RecallConfig
 from episeg.errors import ConfigError
 from episeg.interfaces.runtime import open_memory
 from episeg.interfaces.settings import load_settings
@@ -69,6 +70,27 @@ class TestSources:
             monkeypatch.setenv(name, value)
         with pytest.raises(ConfigError, match=says):
             load_settings()
+
+    def test_recall_cache_from_the_file_reaches_the_memory_config(
+        self, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+    ) -> None:
+        assert load_settings().config().recall == RecallConfig()
+        toml = tmp_path / "conf.toml"
+        toml.write_text("[recall]\nwarm_cache = true\ncache_episodes = 200000\n")
+        monkeypatch.setenv("EPISEG_CONFIG", str(toml))
+        recall = load_settings().config().recall
+        assert (recall.warm_cache, recall.cache_episodes) == (True, 200_000)
+        memory = open_memory(tmp_path / "mem", embedder=HashingEmbedder(dim=32))
+        try:
+            assert memory.config.recall.warm_cache is True
+            store = memory.store("alice")
+            assert (store.warm_cache, store.recent.capacity) == (True, 200_000)
+        finally:
+            memory.close()
+        for bad in ("cache_episodes = -1", "warm_cache = 3", "cache = 1"):
+            toml.write_text(f"[recall]\n{bad}\n")
+            with pytest.raises(ConfigError, match="invalid episeg settings"):
+                load_settings()
 
     def test_a_missing_key_variable_is_named(self, monkeypatch: pytest.MonkeyPatch) -> None:
         monkeypatch.setenv("EPISEG_JUDGE__KIND", "anthropic")

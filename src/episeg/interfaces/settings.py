@@ -13,6 +13,9 @@ file: ``api_key_env`` names the environment variable that holds the key.
 
     embedding_backend = "onnx"          # or "torch"
     idle_timeout = 1800                 # seconds; 0: open episodes wait for a flush
+    [recall]
+    warm_cache = false                  # true: keep each tenant's episodes decoded in memory
+    cache_episodes = 256                # per tenant (docs/DEPLOYMENT.md, large tenants)
     [judge]
     kind = "openai"                     # local | anthropic | openai | none
     model = "llama3.1"
@@ -43,7 +46,7 @@ from pydantic_settings import (
     TomlConfigSettingsSource,
 )
 
-from episeg.config import EmbeddingConfig, EpisegConfig, IntakeConfig
+from episeg.config import EmbeddingConfig, EpisegConfig, IntakeConfig, RecallConfig
 from episeg.defaults import DEFAULT, Default
 from episeg.errors import ConfigError
 from episeg.types import EmbedderBackend
@@ -91,6 +94,14 @@ class ScorerSettings(LLMSettings):
     kind: Literal["anchored", "anthropic", "openai", "none"] = "anchored"
 
 
+class RecallSettings(BaseModel):
+    """``[recall]``: the episode cache (:class:`~episeg.config.RecallConfig`)."""
+
+    model_config = ConfigDict(extra="forbid", frozen=True)
+    warm_cache: bool = False
+    cache_episodes: int = Field(default=256, ge=0)
+
+
 class EpisegSettings(BaseSettings):
     """Judge, scorer and embedder choices; see the module docstring for the sources."""
 
@@ -100,6 +111,7 @@ class EpisegSettings(BaseSettings):
     embedding_backend: EmbedderBackend = EmbedderBackend.ONNX
     judge: JudgeSettings = JudgeSettings()
     scorer: ScorerSettings = ScorerSettings()
+    recall: RecallSettings = RecallSettings()
     idle_timeout: float = Field(
         default=1800.0,
         ge=0,
@@ -127,10 +139,13 @@ class EpisegSettings(BaseSettings):
         return tuple(sources)
 
     def config(self) -> EpisegConfig:
-        """The :class:`EpisegConfig` these settings imply (embedder backend, idle timeout)."""
+        """The :class:`EpisegConfig` these settings imply (embedder, idle timeout, recall cache)."""
         return EpisegConfig(
             embedding=EmbeddingConfig(backend=self.embedding_backend),
             intake=IntakeConfig(idle_timeout=self.idle_timeout),
+            recall=RecallConfig(
+                warm_cache=self.recall.warm_cache, cache_episodes=self.recall.cache_episodes
+            ),
         )
 
     def build_judge(self) -> Judge | Default | None:
