@@ -10,7 +10,7 @@ from pathlib import Path
 import pytest
 
 from episeg.config import EpisegConfig, RecallConfig
-from episeg.errors import ConfigError
+from episeg.errors import ConfigError, StoreError
 from episeg.memory import Memory
 from episeg.recall.episode_cache import EpisodeCache
 from episeg.recall.hierarchical import HierarchicalRecaller
@@ -140,6 +140,26 @@ class TestThroughChroma:
         assert "alice-deploy" not in cache._entries and "differ" in caplog.text
         small = EpisodeCache(capacity=2)
         assert fill_cache(store, TenantIndex.build(store), small) == 2 and len(small) == 2
+
+
+class _FailingReads(Counting):
+    def get(self, ids: Sequence[str]) -> list[Episode]:
+        raise StoreError("store unreachable")
+
+
+def test_a_failed_read_back_after_add_keeps_the_write_and_says_so(
+    tmp_path: Path, caplog: pytest.LogCaptureFixture
+) -> None:
+    backend = _backend(tmp_path)
+    (deploy,) = backend.store_for("alice").get(["alice-deploy"])
+    inner = backend.store_for("alice")
+    store = IndexedStore(_FailingReads(inner), warm_cache=True)  # type: ignore[arg-type]
+    assert len(store.index) == len(store.recent) == 4  # the build's pages, no get
+    new = dataclasses.replace(deploy, id="alice-new", summary="a new one")
+    with caplog.at_level(logging.WARNING):
+        store.add([new])  # no exception: the write stands
+    assert "not cached" in caplog.text and "alice-new" not in store.recent._entries
+    assert [e.summary for e in inner.get(["alice-new"])] == ["a new one"]
 
 
 class TestMemory:

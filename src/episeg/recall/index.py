@@ -29,6 +29,7 @@ returned episode through that same store (or its cache, ``recent``).
 from __future__ import annotations
 
 import builtins
+import logging
 import math
 import threading
 import time
@@ -38,6 +39,7 @@ from typing import Any
 
 import numpy as np
 
+from episeg.errors import StoreError
 from episeg.recall.card import EpisodeCard
 from episeg.recall.episode_cache import EpisodeCache
 from episeg.recall.lexical import LexicalIndex, tokenize
@@ -47,6 +49,8 @@ from episeg.typing import EpisodeStore
 __all__ = ["EpisodeCard", "IndexedStore", "TenantIndex"]
 
 _PAGE = 1000
+
+log = logging.getLogger(__name__)
 
 
 class TenantIndex:
@@ -226,8 +230,18 @@ class IndexedStore:
                 new = {ep.id for ep in filled} - set(self._index.cards)
                 self._index.add(filled)
                 self._known_count += len(new)
-                if self.warm_cache:  # resident: keep the stored copies (read back, exact)
-                    self.recent.put(self._store.get([ep.id for ep in filled]), self._index.cards)
+                if self.warm_cache:
+                    self._keep_added([ep.id for ep in filled])
+
+    def _keep_added(self, ids: builtins.list[str]) -> None:
+        """Resident: keep the stored copies of just-added episodes (read back, exact)."""
+        try:
+            stored = self._store.get(ids)
+        except StoreError as exc:  # the write stands; these are read when recalled
+            log.warning("tenant %s: added episodes not cached (%s)", self.tenant, exc)
+            return
+        if self._index is not None:
+            self.recent.put(stored, self._index.cards)
 
     def get(self, ids: Sequence[str]) -> builtins.list[Episode]:
         return self._store.get(ids)
