@@ -109,3 +109,43 @@ class TestRun:
         assert main([*args, "--json", str(out)]) == 0
         assert getattr(judges[1], "name", None) == "local"
         assert json.loads(out.read_text())["judge"] == "default"
+
+    def test_set_changes_every_memory_config_and_is_recorded(
+        self, data: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+    ) -> None:
+        import episeg.memory
+
+        configs: list[Any] = []
+
+        class Spy(episeg.memory.Memory):
+            def __init__(self, **kwargs: Any) -> None:
+                super().__init__(**kwargs)
+                configs.append(self.config)
+
+        monkeypatch.setattr(episeg.memory, "Memory", Spy)
+        out = tmp_path / "out.json"
+        pairs = ["--set", "recall.warm_cache=true", "--set", "recall.cache_episodes=1000"]
+        args = ["--data", str(data), "--budgets", "20", "--no-ablation", "--bootstrap", "20"]
+        assert main([*args, *pairs, "--json", str(out)]) == 0
+        (config,) = configs
+        assert (config.recall.warm_cache, config.recall.cache_episodes) == (True, 1000)
+        recorded = json.loads(out.read_text())["config_overrides"]
+        assert recorded == ["recall.warm_cache=true", "recall.cache_episodes=1000"]
+
+
+def test_a_bad_override_fails_before_any_memory_is_built(
+    data: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    import episeg.memory
+    from episeg.errors import ConfigError
+
+    def refuse(**kwargs: Any) -> None:
+        raise AssertionError("a Memory was built")
+
+    monkeypatch.setattr(episeg.memory, "Memory", refuse)
+    with pytest.raises(ConfigError, match=r"recall\.warm_cache must be true or false"):
+        run_memory_eval(data, overrides=["recall.warm_cache=yes"], workdir=tmp_path)
+    with pytest.raises(ConfigError, match=r"unknown config field 'recall\.warm'"):
+        run_memory_eval(data, overrides=["recall.warm=true"], workdir=tmp_path)
+    with pytest.raises(ConfigError, match="is not KEY=VALUE"):
+        run_memory_eval(data, overrides=["recall.warm_cache"], workdir=tmp_path)

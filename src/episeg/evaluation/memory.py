@@ -34,7 +34,6 @@ Run ``python -m episeg.evaluation.memory --json out.json --markdown out.md``.
 
 from __future__ import annotations
 
-import argparse
 import json
 import logging
 import math
@@ -46,8 +45,10 @@ from typing import Any
 
 import numpy as np
 
+from episeg.config.overrides import config_with
 from episeg.evaluation.locomo import default_locomo_file, load_locomo
 from episeg.evaluation.memory_baselines import baselines, build_corpus, ingest
+from episeg.evaluation.memory_cli import memory_parser
 from episeg.evaluation.memory_report import format_markdown
 from episeg.evaluation.memory_scores import (
     BUDGETS,
@@ -118,15 +119,20 @@ def run_memory_eval(
     seed: int = 0,
     workdir: Path | None = None,
     judge: bool = True,
+    overrides: Sequence[str] = (),
 ) -> dict[str, Any]:
     """Run the evaluation (see the module docstring); returns a JSON-ready dict.
 
     ``judge=False`` builds each memory with ``judge=None`` (no prediction-error
     signal) instead of the default offline judge, everything else the same.
+    ``overrides`` (``["recall.warm_cache=true", ...]``, see
+    :mod:`episeg.config.overrides`) change every memory's config; the result
+    records them.
     """
     from episeg.defaults import DEFAULT
     from episeg.memory import Memory
 
+    config = config_with(overrides)  # a bad override fails here, before any work
     convs, defects = load_locomo(data)
     convs = convs[:limit_conversations]
     methods: dict[str, MethodScores] = {}
@@ -139,7 +145,10 @@ def run_memory_eval(
     for conv in convs:
         clock_now = conv.end + 3600.0
         memory = Memory(
-            path=root / conv.id, clock=_fixed(clock_now), judge=DEFAULT if judge else None
+            path=root / conv.id,
+            clock=_fixed(clock_now),
+            judge=DEFAULT if judge else None,
+            config=config,
         )
         t0 = time.perf_counter()
         episodes = ingest(memory, conv)
@@ -209,6 +218,7 @@ def run_memory_eval(
     return {
         "data": str(data),
         "judge": "default" if judge else "none",
+        "config_overrides": list(overrides),
         "conversations": [c.id for c in convs],
         "questions": len(next(iter(methods.values())).categories) if methods else 0,
         "turns": n_turns,
@@ -229,36 +239,9 @@ def run_memory_eval(
     }
 
 
-def _parser() -> argparse.ArgumentParser:
-    p = argparse.ArgumentParser(
-        prog="episeg eval memory",
-        description="Evidence recall on LoCoMo at matched word budgets, with baselines.",
-    )
-    p.add_argument(
-        "--data",
-        type=Path,
-        default=None,
-        help="LoCoMo JSON file or folder (default: ../shared/data/memory/locomo/locomo_dev.json)",
-    )
-    p.add_argument("--budgets", type=int, nargs="+", default=list(BUDGETS))
-    p.add_argument("--conversations", type=int, default=None, help="first N conversations")
-    p.add_argument("--questions", type=int, default=None, help="first N questions of each")
-    p.add_argument("--no-ablation", action="store_true", help="skip the ablation table")
-    p.add_argument(
-        "--no-judge",
-        action="store_true",
-        help="build each memory with judge=None instead of the default offline judge",
-    )
-    p.add_argument("--bootstrap", type=int, default=1000, help="bootstrap rounds (default 1000)")
-    p.add_argument("--seed", type=int, default=0)
-    p.add_argument("--json", type=Path, default=None, help="write the results as JSON here")
-    p.add_argument("--markdown", type=Path, default=None, help="write the tables here")
-    return p
-
-
 def main(argv: Sequence[str] | None = None) -> int:
     """Command-line entry point; prints the markdown tables."""
-    args = _parser().parse_args(argv)
+    args = memory_parser().parse_args(argv)
     logging.basicConfig(level=logging.WARNING, format="%(message)s")
     logging.getLogger("episeg.evaluation").setLevel(logging.INFO)
     data = default_locomo_file(args.data)
@@ -266,7 +249,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         print(f"episeg eval memory: no LoCoMo file at {data}")
         return 2
     if any(b < 1 for b in args.budgets):
-        _parser().error("budgets must be >= 1")
+        memory_parser().error("budgets must be >= 1")
     result = run_memory_eval(
         data,
         budgets=args.budgets,
@@ -276,6 +259,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         rounds=args.bootstrap,
         seed=args.seed,
         judge=not args.no_judge,
+        overrides=args.overrides,
     )
     text = format_markdown(result)
     print(text, end="")
