@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import dataclasses
+
 import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
@@ -207,3 +209,64 @@ class TestBadInput:
             Segmenter(embedder=HashingEmbedder(), signals={"vibes"})
         with pytest.raises(ConfigError, match="needs a judge"):
             Segmenter(embedder=HashingEmbedder(), signals={"prediction"})
+
+
+class FlakyEmbedder(HashingEmbedder):
+    """A hashing embedder that raises once for each text that contains a word of ``fail``."""
+
+    def __init__(self, fail: set[str]) -> None:
+        super().__init__()
+        self.fail = set(fail)
+
+    def embed(self, texts):
+        for word in sorted(self.fail):
+            if any(word in t.split() for t in texts):
+                self.fail.discard(word)
+                raise RuntimeError(f"embedding backend unavailable ({word})")
+        return super().embed(texts)
+
+
+class TestEmbedderFailure:
+    """A turn whose embedding fails is not recorded, so sending it again observes it."""
+
+    @pytest.mark.parametrize("with_ids", [True, False])
+    def test_resent_turns_give_the_episodes_of_a_run_without_failures(self, with_ids):
+        specs = [
+            ("user", "auth login returns 401", None),
+            ("assistant", "Rotate the jwt key. <episode_boundary>", None),
+            ("user", "how do I deploy prod with terraform?", None),
+            ("assistant", "Edit version.tf, then apply.", None),
+            ("user", "retry log cache db", None),
+        ]
+        turns = make_turns(specs)
+        if with_ids:
+            turns = [dataclasses.replace(t, id=f"t{i}") for i, t in enumerate(turns)]
+        clean = Segmenter(embedder=HashingEmbedder(), config=small_config())
+        expected = [e for t in turns for e in clean.observe(t)] + clean.flush()
+        flaky_embedder = FlakyEmbedder({"auth", "deploy", "retry"})
+        flaky = Segmenter(embedder=flaky_embedder, config=small_config())
+        got, failures = [], 0
+        for turn in turns:
+            while True:
+                try:
+                    step = flaky.observe(turn)
+                    break
+                except RuntimeError:
+                    failures += 1
+            assert step.accepted
+            got += list(step)
+        got += flaky.flush()
+        assert failures == 3 and not flaky_embedder.fail
+        assert [[t.id for t in e.turns] for e in got] == [[t.id for t in e.turns] for e in expected]
+        assert got == expected
+        assert flaky.stats["duplicates"] == 0
+
+    def test_a_failed_turn_leaves_no_id_or_timestamp_behind(self):
+        seg = Segmenter(embedder=FlakyEmbedder({"b"}))
+        seg.observe(Turn(actor="user", text="a", ts=1.0))
+        with pytest.raises(RuntimeError, match="unavailable"):
+            seg.observe(Turn(actor="user", text="b", ts=9.0))
+        # ts 5 is after the last *recorded* turn (ts 1), and the failed turn's number is free
+        step = seg.observe(Turn(actor="user", text="c", ts=5.0))
+        assert step.accepted and step.turn is not None and step.turn.id == "default:1"
+        assert [t.text for t in seg.open_turns("default", "default")] == ["a", "c"]

@@ -144,6 +144,24 @@ class SessionIntake:
         clean = _with_id(turn, text=text, turn_id=turn_id)
         return PreparedTurn(turn=clean, markers=markers, original_text=turn.text)
 
+    def retract(self, turn_id: str, *, seq: int, last_ts: float | None) -> None:
+        """Undo the :meth:`accept` that gave ``turn_id`` (``seq``, ``last_ts``: as before it).
+
+        For a turn accepted but then not recorded (its embedding failed): the
+        same turn sent again is then new, not a duplicate.
+
+        >>> from episeg.types import Turn
+        >>> intake = SessionIntake(session_key=("default", "default"))
+        >>> turn = Turn(actor="user", text="deploy?", ts=1.0)
+        >>> prepared = intake.accept(turn, max_turn_chars=100)
+        >>> intake.retract(prepared.turn.id, seq=0, last_ts=None)
+        >>> intake.accept(turn, max_turn_chars=100).turn.id, intake.seq
+        ('default:0', 1)
+        """
+        self.seen_ids.pop(turn_id, None)
+        self.seq = seq
+        self.last_ts = last_ts
+
 
 _TURN_FIELDS = tuple(f.name for f in dataclasses.fields(Turn))
 

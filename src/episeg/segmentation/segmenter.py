@@ -132,12 +132,18 @@ class Segmenter:
     def observe(self, turn: Turn) -> Step:
         """Take one turn; the :class:`Step` says what happened (iterate it for closed episodes)."""
         session = self._session(turn)
-        prepared = session.intake.accept(turn, max_turn_chars=self.config.intake.max_turn_chars)
+        intake = session.intake
+        seq, last_ts = intake.seq, intake.last_ts
+        prepared = intake.accept(turn, max_turn_chars=self.config.intake.max_turn_chars)
         if prepared is None:
             self._duplicate(turn)
             return Step()
         try:
-            vector = self._embed([prepared.turn.text])[0]
+            try:
+                vector = self._embed([prepared.turn.text])[0]
+            except BaseException:  # an embedder error records nothing: the turn may be re-sent
+                intake.retract(prepared.turn.id or "", seq=seq, last_ts=last_ts)
+                raise
             step = self._decider.step(session, prepared, vector)
             record = self.tap.take(prepared.turn.id or "") if self.tap is not None else None
         finally:
