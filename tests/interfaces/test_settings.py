@@ -8,6 +8,7 @@ is ``LoopbackLLMServer`` (a real HTTP server speaking both APIs).
 from __future__ import annotations
 
 import os
+import re
 from collections.abc import Iterator
 from pathlib import Path
 
@@ -91,6 +92,25 @@ class TestSources:
             toml.write_text(f"[recall]\n{bad}\n")
             with pytest.raises(ConfigError, match="invalid episeg settings"):
                 load_settings()
+
+    @pytest.mark.parametrize(
+        ("text", "key"),
+        [
+            ("idle_timeot = 5\n", "idle_timeot"),  # a misspelt field
+            ("[recal]\nwarm_cache = true\n", "recal"),  # a misspelt section
+            ('[judge]\nkind = "local"\nmodle = "x"\n', "judge.modle"),
+        ],
+    )
+    def test_an_unknown_key_in_the_file_is_an_error_not_ignored(
+        self, tmp_path: Path, monkeypatch: pytest.MonkeyPatch, text: str, key: str
+    ) -> None:
+        toml = tmp_path / "episeg.toml"
+        toml.write_text(text)
+        with pytest.raises(ConfigError, match=rf"{key}\s+Extra inputs are not permitted"):
+            load_settings()  # ./episeg.toml, found in the working directory
+        monkeypatch.setenv("EPISEG_CONFIG", str(toml))
+        with pytest.raises(ConfigError, match=re.escape(f"(file {toml}, environment EPISEG_*)")):
+            load_settings()
 
     def test_a_missing_key_variable_is_named(self, monkeypatch: pytest.MonkeyPatch) -> None:
         monkeypatch.setenv("EPISEG_JUDGE__KIND", "anthropic")

@@ -106,7 +106,7 @@ class EpisegSettings(BaseSettings):
     """Judge, scorer and embedder choices; see the module docstring for the sources."""
 
     model_config = SettingsConfigDict(
-        env_prefix="EPISEG_", env_nested_delimiter="__", extra="ignore", frozen=True
+        env_prefix="EPISEG_", env_nested_delimiter="__", extra="forbid", frozen=True
     )
     embedding_backend: EmbedderBackend = EmbedderBackend.ONNX
     judge: JudgeSettings = JudgeSettings()
@@ -128,9 +128,7 @@ class EpisegSettings(BaseSettings):
         dotenv_settings: PydanticBaseSettingsSource,
         file_secret_settings: PydanticBaseSettingsSource,
     ) -> tuple[PydanticBaseSettingsSource, ...]:
-        toml = os.environ.get(CONFIG_ENV) or (
-            DEFAULT_FILE if Path(DEFAULT_FILE).is_file() else None
-        )
+        toml = _config_file()
         sources: list[PydanticBaseSettingsSource] = [init_settings, env_settings]
         if toml is not None:
             if not Path(toml).is_file():
@@ -190,9 +188,22 @@ class EpisegSettings(BaseSettings):
         return LLMSalienceScorer(backend)
 
 
+def _config_file() -> str | None:
+    """``$EPISEG_CONFIG``, else ``./episeg.toml`` if it exists, else ``None``."""
+    return os.environ.get(CONFIG_ENV) or (DEFAULT_FILE if Path(DEFAULT_FILE).is_file() else None)
+
+
 def load_settings() -> EpisegSettings:
-    """The settings from the environment and the TOML file; ``ConfigError`` if invalid."""
+    """The settings from the environment and the TOML file; ``ConfigError`` if invalid.
+
+    A key the file or an ``EPISEG_<SECTION>__<FIELD>`` variable does not
+    define is an error too (a misspelt setting is never silently the default);
+    a top-level ``EPISEG_<NAME>`` that names no setting is not read here (other
+    variables share the prefix: ``EPISEG_CONFIG``, ``EPISEG_CACHE_DIR``).
+    """
     try:
         return EpisegSettings()
     except ValidationError as exc:
-        raise ConfigError(f"invalid episeg settings: {exc}") from None
+        toml = _config_file()
+        where = f" (file {toml}, environment EPISEG_*)" if toml else " (environment EPISEG_*)"
+        raise ConfigError(f"invalid episeg settings{where}: {exc}") from None
