@@ -187,11 +187,17 @@ class Journal(JournalReads):
                     (cp.to_json(), cp.user, cp.session),
                 )
 
-    def confirm(self, episode_id: str) -> None:
-        """The episode is in the store: drop it from the outbox, and its turns."""
-        with self._transaction(f"confirming episode {episode_id}"):
-            self._db.execute("DELETE FROM turns WHERE episode = ?", (episode_id,))
-            self._db.execute("DELETE FROM outbox WHERE episode = ?", (episode_id,))
+    def confirm(self, user: str, episode_id: str) -> None:
+        """``user``'s episode is in the store: drop it from the outbox, and its turns.
+
+        Keyed by tenant and id: another tenant's episode with the same id (ids a
+        caller chose can coincide) stays waiting, with its turns.
+        """
+        with self._transaction(f"confirming episode {episode_id} of {user!r}"):
+            self._db.execute("DELETE FROM turns WHERE user = ? AND episode = ?", (user, episode_id))
+            self._db.execute(
+                "DELETE FROM outbox WHERE user = ? AND episode = ?", (user, episode_id)
+            )
 
     # -- internals ----------------------------------------------------------------------
     def _close(self, closed: Sequence[Episode], *, mark_turns: bool = True) -> None:

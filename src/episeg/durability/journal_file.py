@@ -9,7 +9,11 @@ store); an id whose turn is already stored keeps ``NULL``, so a re-send of it
 stays a duplicate (its content is not known, and refusing every such re-send
 would break clients that replay after an upgrade). ``sessions.touched`` (when
 the session last took a turn, by the process clock, for the idle timeout) is
-added as the upgrade time.
+added as the upgrade time. An ``outbox`` keyed by the episode id alone is
+rebuilt keyed by (user, episode), its rows and their order kept: under the old
+key a second tenant's episode with the same caller-chosen id replaced the
+first tenant's waiting episode, and confirming it deleted the first tenant's
+journaled turns.
 
 >>> import numpy as np
 >>> unpack(pack(np.arange(3, dtype=np.float32))).tolist()
@@ -35,9 +39,24 @@ from episeg.errors import EpisegError, JournalError
 from episeg.segmentation.intake import turn_fingerprint
 from episeg.types import Turn
 
-__all__ = ["HAS_OPEN", "SCHEMA", "lock_exclusively", "node_id", "pack", "unpack", "upgrade"]
+__all__ = [
+    "HAS_OPEN",
+    "OUTBOX_COLUMNS",
+    "SCHEMA",
+    "lock_exclusively",
+    "node_id",
+    "pack",
+    "unpack",
+    "upgrade",
+]
 
-SCHEMA = """
+# an episode id is unique per tenant, not across tenants: ids a caller chooses
+# (``Memory.store_episodes``, the LangGraph adapter) may coincide between users
+OUTBOX_COLUMNS = (
+    "(n INTEGER PRIMARY KEY AUTOINCREMENT, episode TEXT NOT NULL, user TEXT NOT NULL,"
+    " document TEXT NOT NULL, metadata TEXT NOT NULL, vector BLOB NOT NULL, UNIQUE (user, episode))"
+)
+SCHEMA = f"""
 CREATE TABLE IF NOT EXISTS sessions (user TEXT NOT NULL, session TEXT NOT NULL,
     last_ts REAL, checkpoint TEXT NOT NULL, touched REAL, PRIMARY KEY (user, session));
 CREATE TABLE IF NOT EXISTS turns (n INTEGER PRIMARY KEY AUTOINCREMENT, user TEXT NOT NULL,
@@ -48,9 +67,7 @@ CREATE INDEX IF NOT EXISTS turns_by_episode ON turns (episode);
 CREATE TABLE IF NOT EXISTS seen (user TEXT NOT NULL, session TEXT NOT NULL,
     turn_id TEXT NOT NULL, fingerprint INTEGER, ts REAL,
     PRIMARY KEY (user, session, turn_id)) WITHOUT ROWID;
-CREATE TABLE IF NOT EXISTS outbox (n INTEGER PRIMARY KEY AUTOINCREMENT,
-    episode TEXT NOT NULL UNIQUE, user TEXT NOT NULL, document TEXT NOT NULL,
-    metadata TEXT NOT NULL, vector BLOB NOT NULL);
+CREATE TABLE IF NOT EXISTS outbox {OUTBOX_COLUMNS};
 CREATE TABLE IF NOT EXISTS meta (key TEXT PRIMARY KEY, value TEXT NOT NULL) WITHOUT ROWID;
 """
 HAS_OPEN = (
@@ -112,10 +129,19 @@ def upgrade(db: sqlite3.Connection, *, now: float | None = None) -> bool:
     """
     seen = {row[1] for row in db.execute("PRAGMA table_info(seen)")}
     sessions = {row[1] for row in db.execute("PRAGMA table_info(sessions)")}
-    if "fingerprint" in seen and "touched" in sessions:
+    rekey = _outbox_keyed_by_episode_alone(db)
+    if "fingerprint" in seen and "touched" in sessions and not rekey:
         return False
     db.execute("BEGIN IMMEDIATE")
     try:
+        if rekey:  # SQLite cannot drop a constraint: copy into a table with the new key
+            db.execute(f"CREATE TABLE outbox_rekeyed {OUTBOX_COLUMNS}")
+            db.execute(
+                "INSERT INTO outbox_rekeyed (n, episode, user, document, metadata, vector)"
+                " SELECT n, episode, user, document, metadata, vector FROM outbox"
+            )
+            db.execute("DROP TABLE outbox")
+            db.execute("ALTER TABLE outbox_rekeyed RENAME TO outbox")
         if "fingerprint" not in seen:
             db.execute("ALTER TABLE seen ADD COLUMN fingerprint INTEGER")
             db.execute("ALTER TABLE seen ADD COLUMN ts REAL")
@@ -138,6 +164,15 @@ def upgrade(db: sqlite3.Connection, *, now: float | None = None) -> bool:
         db.execute("ROLLBACK")
         raise
     return True
+
+
+def _outbox_keyed_by_episode_alone(db: sqlite3.Connection) -> bool:
+    """Whether ``outbox`` is a journal's from before per-tenant keys (``episode UNIQUE``)."""
+    for _, name, unique, *_ in db.execute("PRAGMA index_list(outbox)").fetchall():
+        columns = [row[2] for row in db.execute(f"PRAGMA index_info('{name}')")]
+        if unique and columns == ["episode"]:
+            return True
+    return False
 
 
 def pack(vector: np.ndarray) -> bytes:

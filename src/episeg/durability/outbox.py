@@ -138,7 +138,7 @@ class PendingWriter:
 
     def _confirm(self, episode: Episode) -> None:
         try:
-            self.journal.confirm(episode.id)
+            self.journal.confirm(episode.user, episode.id)
         except JournalError as exc:  # stored twice later is harmless: the write is an upsert
             log.warning(
                 "episode %s stored but not confirmed in the journal (%s); it will be written again",
