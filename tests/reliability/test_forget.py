@@ -18,7 +18,7 @@ import pytest
 from episeg.config import EpisegConfig, StoreConfig
 from episeg.memory import Memory
 from episeg.testing import ChromaServer, HashingEmbedder, InMemoryBackend
-from episeg.types import Turn
+from episeg.types import Episode, Turn
 
 
 def _files_with(folder: Path, needle: str) -> list[str]:
@@ -57,6 +57,37 @@ class TestForgetWithALargerSyncThreshold:
         [warning] = [r.getMessage() for r in caplog.records if "Chroma's log" in r.getMessage()]
         assert "3 row(s)" in warning and "sync_threshold 1000" in warning
         assert report.to_dict()["log_rows"] == 3
+        mem.close()
+
+    def test_another_tenants_rows_under_the_same_id_are_not_counted(self, tmp_path: Path) -> None:
+        # ids a caller chooses (store_episodes, the LangGraph adapter's) may coincide between
+        # tenants; bob's rows in Chroma's log are not what alice's erasure left behind
+        config = EpisegConfig(store=StoreConfig(sync_threshold=1000))
+        mem = _memory(tmp_path, config=config)
+        embedder = HashingEmbedder()
+        for user, text in (("alice", "zebraquokka alice note"), ("bob", "pangolinyak bob note")):
+            turn = Turn(actor="user", text=text, ts=1.0, id="t0", user=user, session="s")
+            vectors = embedder.embed([text])
+            mem.store_episodes(
+                [
+                    Episode(
+                        id="shared-id",
+                        user=user,
+                        session="s",
+                        turns=(turn,),
+                        summary=text,
+                        opened_at=1.0,
+                        closed_at=1.0,
+                        embedding=vectors[0],
+                        turn_embeddings=vectors,
+                    )
+                ]
+            )
+        report = mem.forget("alice", episode="shared-id")
+        assert report.episodes == ("shared-id",)
+        assert report.log_rows == 2  # alice's episode row and turn row; bob's two are his
+        assert [e.summary for e in mem.episodes("bob")] == ["pangolinyak bob note"]
+        assert mem.forget("bob", episode="shared-id").log_rows == 2
         mem.close()
 
 

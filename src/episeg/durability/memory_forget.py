@@ -117,7 +117,7 @@ class MemoryForget:
                 self.sessions.reload(*key)  # in-memory state and seen ids follow the journal
             scrub(self.journal)
             folder = getattr(self.backend, "path", None)
-            left = log_rows(folder, erased)
+            left = log_rows(folder, tenant, erased)
             if left:
                 log.warning(
                     "forget %s: %d row(s) of Chroma's log still hold erased records until it "

@@ -27,7 +27,8 @@ from pathlib import Path
 from typing import Any
 
 from episeg.errors import StoreError
-from episeg.store.turns import turn_row_id
+from episeg.store.tenants import collection_name
+from episeg.store.turns import turn_collection_name, turn_row_id
 from episeg.types import Episode
 from episeg.typing import EpisodeStore
 
@@ -93,13 +94,16 @@ def session_episodes(store: EpisodeStore, session: str | None) -> list[Episode]:
         offset += _PAGE
 
 
-def log_rows(folder: Path | None, episodes: Sequence[Episode]) -> int | None:
-    """Rows of an embedded store's write-ahead log still holding one of these episodes' records.
+def log_rows(folder: Path | None, user: str, episodes: Sequence[Episode]) -> int | None:
+    """Rows of an embedded store's write-ahead log still holding user's erased records.
 
     Their records are the episode's own and its turn rows
-    (:func:`~episeg.store.turns.turn_row_id`). A row counts if it carries a
-    vector or metadata (the row of a delete holds neither); ``None`` if
-    ``folder`` holds no embedded store.
+    (:func:`~episeg.store.turns.turn_row_id`), in ``user``'s two collections
+    only: another tenant may use the same episode id, and its rows are not
+    this erasure's. A row counts if it carries a vector or metadata (the row
+    of a delete holds neither); ``None`` if ``folder`` holds no embedded
+    store; 0 once the tenant's collections are gone (dropping a collection
+    drops its log).
 
     Raises
     ------
@@ -111,15 +115,24 @@ def log_rows(folder: Path | None, episodes: Sequence[Episode]) -> int | None:
     ids = [ep.id for ep in episodes]
     ids += [turn_row_id(ep.id, pos) for ep in episodes for pos in range(len(ep.turns))]
     wanted = list(dict.fromkeys(ids))
+    names = (collection_name(user), turn_collection_name(user))
     total = 0
     with _chroma_file(folder, "read Chroma's log in", read_only=True) as db:
+        owned = [
+            row[0] for row in db.execute("SELECT id FROM collections WHERE name IN (?, ?)", names)
+        ]
+        if not owned or not wanted:
+            return 0
+        # a log row's topic is "persistent://<tenant>/<database>/<collection id>"
+        topics = " OR ".join("topic LIKE ?" for _ in owned)
+        patterns = [f"%/{collection}" for collection in owned]
         for start in range(0, len(wanted), _PAGE):
             chunk = wanted[start : start + _PAGE]
             marks = ",".join("?" * len(chunk))
             (n,) = db.execute(
-                f"SELECT COUNT(*) FROM embeddings_queue WHERE id IN ({marks}) AND "
+                f"SELECT COUNT(*) FROM embeddings_queue WHERE id IN ({marks}) AND ({topics}) AND "
                 "(vector IS NOT NULL OR COALESCE(metadata, '{}') != '{}')",
-                chunk,
+                [*chunk, *patterns],
             ).fetchone()
             total += int(n)
     return total
