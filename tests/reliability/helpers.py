@@ -1,4 +1,4 @@
-"""Builders shared by the reliability tests: transcripts and store snapshots."""
+"""Builders shared by the reliability tests: transcripts, episodes and store snapshots."""
 
 from __future__ import annotations
 
@@ -7,6 +7,7 @@ import math
 import random
 from collections.abc import Mapping, Sequence
 
+from episeg.testing import HashingEmbedder
 from episeg.types import Actor, Episode, Turn, TurnType, Verdict
 from episeg.typing import StoreBackend
 
@@ -52,6 +53,23 @@ def make_transcript(n: int, *, seed: int = 0, users: int = 3, sessions: int = 2)
         )
         count[key] += 1
     return turns
+
+
+def one_turn_episode(user: str, eid: str, text: str, turn_id: str = "t0") -> Episode:
+    """A closed one-turn episode of ``user`` in session "s" under a caller-chosen id ``eid``."""
+    turn = Turn(actor="user", text=text, ts=10.0, id=turn_id, user=user, session="s")
+    vector = HashingEmbedder(dim=32).embed([text])
+    return Episode(
+        id=eid,
+        user=user,
+        session="s",
+        turns=(turn,),
+        summary=text,
+        opened_at=10.0,
+        closed_at=10.0,
+        embedding=vector[0],
+        turn_embeddings=vector,
+    )
 
 
 def snapshot(backend: StoreBackend, users: list[str]) -> dict[str, Episode]:

@@ -18,7 +18,9 @@ import pytest
 from episeg.config import EpisegConfig, StoreConfig
 from episeg.memory import Memory
 from episeg.testing import ChromaServer, HashingEmbedder, InMemoryBackend
-from episeg.types import Episode, Turn
+from episeg.types import Turn
+
+from .helpers import one_turn_episode
 
 
 def _files_with(folder: Path, needle: str) -> list[str]:
@@ -64,25 +66,8 @@ class TestForgetWithALargerSyncThreshold:
         # tenants; bob's rows in Chroma's log are not what alice's erasure left behind
         config = EpisegConfig(store=StoreConfig(sync_threshold=1000))
         mem = _memory(tmp_path, config=config)
-        embedder = HashingEmbedder()
         for user, text in (("alice", "zebraquokka alice note"), ("bob", "pangolinyak bob note")):
-            turn = Turn(actor="user", text=text, ts=1.0, id="t0", user=user, session="s")
-            vectors = embedder.embed([text])
-            mem.store_episodes(
-                [
-                    Episode(
-                        id="shared-id",
-                        user=user,
-                        session="s",
-                        turns=(turn,),
-                        summary=text,
-                        opened_at=1.0,
-                        closed_at=1.0,
-                        embedding=vectors[0],
-                        turn_embeddings=vectors,
-                    )
-                ]
-            )
+            mem.store_episodes([one_turn_episode(user, "shared-id", text)])
         report = mem.forget("alice", episode="shared-id")
         assert report.episodes == ("shared-id",)
         assert report.log_rows == 2  # alice's episode row and turn row; bob's two are his

@@ -23,26 +23,12 @@ from episeg.store import ChromaBackend
 from episeg.testing import ChromaServer, HashingEmbedder, InMemoryBackend
 from episeg.types import Episode, Turn
 
+from .helpers import one_turn_episode as _episode
+
 _OLD_OUTBOX = (
     "(n INTEGER PRIMARY KEY AUTOINCREMENT, episode TEXT NOT NULL UNIQUE, user TEXT NOT NULL,"
     " document TEXT NOT NULL, metadata TEXT NOT NULL, vector BLOB NOT NULL)"
 )
-
-
-def _episode(user: str, eid: str, text: str, turn_id: str = "t0") -> Episode:
-    turn = Turn(actor="user", text=text, ts=10.0, id=turn_id, user=user, session="s")
-    vector = HashingEmbedder(dim=32).embed([text])
-    return Episode(
-        id=eid,
-        user=user,
-        session="s",
-        turns=(turn,),
-        summary=text,
-        opened_at=10.0,
-        closed_at=10.0,
-        embedding=vector[0],
-        turn_embeddings=vector,
-    )
 
 
 def _journal_with(path: Path, *episodes: Episode) -> Journal:
@@ -73,7 +59,10 @@ class TestJournal:
     def test_two_tenants_wait_with_the_same_id_and_confirm_drops_only_one(
         self, tmp_path: Path
     ) -> None:
-        a, b = _episode("alice", "note-1", "alice's note"), _episode("bob", "note-1", "bob's")
+        a, b = (
+            _episode("alice", "note-1", "alice's note"),
+            _episode("bob", "note-1", "bob's"),
+        )
         journal = _journal_with(tmp_path / "j.sqlite3", a, b)
         assert [(e.user, e.summary) for e in journal.pending()] == [
             ("alice", "alice's note"),
@@ -87,7 +76,10 @@ class TestJournal:
         self, tmp_path: Path
     ) -> None:
         path = tmp_path / "j.sqlite3"
-        first, second = _episode("alice", "e1", "first"), _episode("carol", "e2", "second")
+        first, second = (
+            _episode("alice", "e1", "first"),
+            _episode("carol", "e2", "second"),
+        )
         _journal_with(path, first, second).close()
         db = sqlite3.connect(path)  # make it the journal an older episeg wrote
         db.executescript(
