@@ -23,6 +23,15 @@ class TestLexicalIndex:
         idx.add(["a"], ["pasta recipe"])
         assert idx.top("the of and", k=3) == []
 
+    def test_documents_without_a_word_are_kept_and_never_found(self) -> None:
+        # a part whose every document has no word (an emoji, punctuation, stop words, "")
+        # must not fail the query; the documents stay, and a later worded one is found
+        idx: LexicalIndex[str] = LexicalIndex()
+        idx.add(["a", "b", "c", "d"], ["\N{THUMBS UP SIGN}", "???", "the", ""])
+        assert len(idx) == 4 and idx.top("deploy", k=3) == []
+        idx.add(["e"], ["deploy prod"])
+        assert [key for key, _ in idx.top("deploy", k=3)] == ["e"]
+
     def test_best_first_and_only_positive_scores(self) -> None:
         idx: LexicalIndex[str] = LexicalIndex()
         idx.add(["a", "b", "c"], ["pasta recipe", "pasta pasta sauce recipe", "deploy prod"])

@@ -130,3 +130,25 @@ class TestPromptInjection:
         raw = json.dumps({"actor": "user", "text": INJECTIONS[2], "ts": 1, "user": "alice"})
         (turn,) = iter_turns([raw])
         assert turn.user == "alice" and turn.text == INJECTIONS[2]
+
+
+class TestTextWithoutAWord:
+    """A turn of an emoji, punctuation or stop words is text like any other (real Chroma)."""
+
+    @pytest.mark.parametrize("text", ["\N{THUMBS UP SIGN}", "???", "the", ""])
+    def test_recall_still_answers_while_open_and_after_the_store(
+        self, tmp_path: Path, text: str
+    ) -> None:
+        mem = Memory(path=tmp_path, embedder=HashingEmbedder(), judge=None, scorer=None)
+        mem.observe(Turn(actor=Actor.USER, text="deploy the widgets", ts=1.0, user="alice"))
+        mem.flush("alice")
+        # the wordless turn is the tenant's only open turn, then its only new episode
+        mem.observe(Turn(actor=Actor.USER, text=text, ts=2.0, user="alice", session="new"))
+        assert mem.recall("alice", "deploy widgets", k=3)[0].episode.summary == "deploy the widgets"
+        [closed] = mem.flush("alice")
+        assert [t.text for t in closed.turns] == [text]
+        mem.close()
+        fresh = Memory(path=tmp_path, embedder=HashingEmbedder(), judge=None, scorer=None)
+        hits = fresh.recall("alice", "deploy widgets", k=3)  # the index rebuilt from the store
+        assert hits[0].episode.summary == "deploy the widgets"
+        fresh.close()

@@ -99,7 +99,7 @@ class _Part(Generic[K]):
         self.row = {key: n for n, key in enumerate(keys)}
         self.live = np.ones(len(keys), dtype=bool)
         self._bm25: Any = None
-        if keys:
+        if any(tokens):  # bm25s cannot index documents without one word ("👍", "???", "")
             self._bm25 = bm25s.BM25()
             self._bm25.index(tokens, show_progress=False)
 
