@@ -12,6 +12,7 @@ from episeg.errors import ExportFormatError, TenantError
 from episeg.interfaces.transcript import iter_turns
 from episeg.memory import Memory
 from episeg.testing import HashingEmbedder
+from episeg.types import Turn
 
 SAMPLE = Path(__file__).resolve().parents[2] / "src/episeg/data/sample_conversation.jsonl"
 QUERIES = ["401 on the OAuth callback", "deploy version", "retry with backoff", "jwt key"]
@@ -65,3 +66,25 @@ def test_a_file_of_another_embedder_or_tenant_id_is_refused(memory: Memory) -> N
     with pytest.raises(TenantError):
         memory.import_episodes(" dan", list(memory.export("alice")))
     assert memory.episodes("dan") == []
+
+
+def test_a_file_that_would_block_writes_or_recall_is_refused_whole(memory: Memory) -> None:
+    """Real Chroma: such a file once stored, then every new episode of the tenant stayed
+    pending (vectors of another width) or every recall failed (an episode without a turn)."""
+    head, *rest = "".join(memory.export("alice")).splitlines(keepends=True)
+    header = json.loads(head)
+    undimmed = {**header, "embedder": {"name": "hashing", "dim": None}}
+    record = json.loads(rest[0])
+    two_wide = "AACAPwAAgD8="  # base64 of two float32 ones
+    files = [
+        [json.dumps(undimmed) + "\n", json.dumps({**record, "embedding": two_wide}) + "\n"],
+        [head, json.dumps({**record, "turns": [], "turn_embeddings": None}) + "\n"],
+        [head, rest[0].replace('"strength":', '"strength":NaN,"_":', 1)],
+    ]
+    for lines in files:
+        with pytest.raises(ExportFormatError, match="line 2"):
+            memory.import_episodes("bob", io.StringIO("".join([*lines, *rest[1:]])))
+        assert memory.episodes("bob") == []
+    memory.observe(Turn(actor="user", text="a new note for bob", ts=1.0, user="bob"))
+    assert [e.summary for e in memory.flush("bob")] == ["a new note for bob"]
+    assert memory.pending_writes() == [] and memory.recall("bob", "note", k=1)

@@ -162,6 +162,18 @@ def _bad(lines: list[str], where: int, text: str) -> list[str]:
     return out
 
 
+def _without_turns(line: str) -> str:
+    record = json.loads(line)
+    return json.dumps({**record, "turns": [], "turn_embeddings": None}) + "\n"
+
+
+def _nan_vector(line: str) -> str:
+    vector = np.array([0.1, np.nan, 0.3, 0.4], "<f4")
+    return json.dumps(
+        {**json.loads(line), "embedding": base64.b64encode(vector.tobytes()).decode()}
+    )
+
+
 @pytest.mark.parametrize(
     ("mutate", "line", "fragment"),
     [
@@ -191,6 +203,30 @@ def _bad(lines: list[str], where: int, text: str) -> list[str]:
             2,
             "recall_count must be of type int",
         ),
+        # values no stored episode can hold (they broke recall and export once imported)
+        (lambda ls: _bad(ls, 1, ls[1].replace('"strength":', '"strength":NaN,"x":')), 2, "NaN"),
+        (
+            lambda ls: _bad(ls, 1, ls[1].replace('"opened_at":10.5', '"opened_at":Infinity')),
+            2,
+            "Infinity",
+        ),
+        (
+            lambda ls: _bad(ls, 1, ls[1].replace('"closed_at":11.25', '"closed_at":1e999')),
+            2,
+            "closed_at must be a finite number",
+        ),
+        (
+            lambda ls: _bad(ls, 1, ls[1].replace('"closed_at":11.25', '"closed_at":9.0')),
+            2,
+            "is after closed_at",
+        ),
+        (
+            lambda ls: _bad(ls, 1, ls[1].replace('"recall_count":3', '"recall_count":-3')),
+            2,
+            "must not be negative",
+        ),
+        (lambda ls: _bad(ls, 1, _without_turns(ls[1])), 2, "turns is empty"),
+        (lambda ls: _bad(ls, 1, _nan_vector(ls[1])), 2, "embedding holds a non-finite value"),
     ],
 )
 def test_a_bad_file_names_its_line(mutate: Any, line: int, fragment: str) -> None:
@@ -215,3 +251,24 @@ def test_undecodable_bytes_and_another_embedder_are_refused() -> None:
         read_export(lines, tenant="carol")
     with pytest.raises(ExportFormatError, match="line 1: vectors of embedder 'hashing'"):
         read_export(_file(*_two()), tenant="carol", embedder=("all-MiniLM-L6-v2", 384))
+
+
+def test_a_header_without_its_dim_is_checked_against_this_memorys_embedder() -> None:
+    # an older or hand-made file may not state the dim: the name still has to match, and
+    # every vector must then have the importing memory's width, or its writes would all fail
+    lines = _file(*_two())
+    head = json.loads(lines[0])
+    lines[0] = json.dumps({**head, "embedder": {"name": "hashing", "dim": None}}) + "\n"
+    assert len(read_export(lines, tenant="carol", embedder=("hashing", DIM))) == 2
+    with pytest.raises(ExportFormatError, match=r"line 2: .*16 bytes, not 8"):
+        read_export(lines, tenant="carol", embedder=("hashing", 8))
+    other = [json.dumps({**head, "embedder": {"name": "text-embedding-3-small", "dim": None}})]
+    with pytest.raises(ExportFormatError, match="line 1: vectors of embedder 'text-embedding"):
+        read_export([other[0] + "\n", *lines[1:]], tenant="carol", embedder=("hashing", DIM))
+    # without an embedder to check against (a repair), the first vector sets the width
+    narrow = episode_record(dataclasses.replace(_full_episode(), id="ep-3"))
+    narrow["embedding"] = base64.b64encode(np.ones(2, "<f4").tobytes()).decode()
+    narrow["turn_embeddings"] = None
+    mixed = [lines[0], lines[1], json.dumps(narrow) + "\n", trailer_line(2)]
+    with pytest.raises(ExportFormatError, match=r"line 3: .*8 bytes, not 4"):
+        read_export(mixed, tenant="carol")

@@ -3,8 +3,10 @@
 :func:`read_export` turns the lines of an ``episeg-export`` file (see
 :mod:`episeg.store.portability`) into episodes of the importing tenant, or
 raises :class:`~episeg.errors.ExportFormatError` naming the line of the first
-problem: no header, another format version or embedder, a malformed episode,
-an id given twice, a trailer missing (a cut-off file) or not matching the count.
+problem: no header, another format version or embedder, a malformed episode
+(including a value no stored episode can hold: NaN or infinity, no turn, opened
+after it closed), an id given twice, a trailer missing (a cut-off file) or not
+matching the count.
 
 >>> import numpy as np
 >>> from episeg.store.portability import episode_line, header_line, trailer_line
@@ -49,9 +51,13 @@ def _lines(source: Iterable[str | bytes]) -> Iterable[tuple[int, str]]:
             yield number, raw.lstrip("\ufeff") if number == 1 else raw
 
 
+def _no_constant(name: str) -> Any:
+    raise ValueError(f"{name} is not a number JSON allows")
+
+
 def _object(number: int, text: str) -> dict[str, Any]:
     try:
-        obj = json.loads(text)
+        obj = json.loads(text, parse_constant=_no_constant)  # NaN, Infinity, -Infinity
     except ValueError as exc:
         raise ExportFormatError(f"not JSON: {exc}", line=number) from None
     if not isinstance(obj, dict):
@@ -76,13 +82,15 @@ def _check_header(number: int, head: dict[str, Any], embedder: tuple[str, int] |
         raise ExportFormatError(
             f"embedder dim must be a positive integer, got {dim!r}", line=number
         )
-    if embedder is not None and (model["name"], dim) != embedder and dim is not None:
+    if embedder is None:
+        return dim
+    if model["name"] != embedder[0] or dim not in (None, embedder[1]):
         raise ExportFormatError(
             f"vectors of embedder {model['name']!r} (dim {dim}) cannot be recalled by this "
             f"memory's {embedder[0]!r} (dim {embedder[1]})",
             line=number,
         )
-    return dim
+    return embedder[1]  # a header without its dim: every vector must have this memory's
 
 
 def read_export(
@@ -131,6 +139,8 @@ def read_export(
             )
         seen[episode.id] = number
         episodes.append(episode)
+        if dim is None and episode.embedding is not None:
+            dim = int(episode.embedding.size)  # no dim stated: the first vector sets it
     if not headed:
         raise ExportFormatError("empty file: no header line", line=max(last, 1))
     if not ended:

@@ -41,6 +41,7 @@ import base64
 import dataclasses
 import enum
 import json
+import math
 import types
 import typing
 from collections.abc import Mapping
@@ -187,6 +188,8 @@ def _vectors(text: Any, rows: int | None, dim: int | None, name: str) -> np.ndar
     if len(raw) % 4 or vector.size != expected or width == 0:
         shape = f"{rows} x {width}" if rows is not None else str(width)
         raise ValueError(f"{name} holds {len(raw)} bytes, not {shape} float32 values")
+    if not np.isfinite(vector).all():
+        raise ValueError(f"{name} holds a non-finite value (NaN or infinity)")
     return vector if rows is None else vector.reshape(rows, width)
 
 
@@ -252,4 +255,24 @@ def episode_from_record(
             values[name] = _generic(name, value)
     if not isinstance(values["id"], str) or not values["id"]:
         raise ValueError(f"id must be a non-empty string, got {values['id']!r}")
+    _check_values(values)
     return Episode(**values)
+
+
+def _check_values(values: Mapping[str, Any]) -> None:
+    """What no stored episode can hold: no turn, a non-finite time or strength, a bad order."""
+    if not values["turns"]:
+        raise ValueError("turns is empty: an episode holds at least one turn")
+    for name in ("opened_at", "closed_at", "strength", "last_accessed"):
+        value = values.get(name)
+        if value is not None and not math.isfinite(value):
+            raise ValueError(f"{name} must be a finite number, got {value!r}")
+    if values["opened_at"] > values["closed_at"]:
+        raise ValueError(
+            f"opened_at {values['opened_at']!r} is after closed_at {values['closed_at']!r}"
+        )
+    if values.get("recall_count", 0) < 0 or values.get("strength", 1.0) < 0:
+        raise ValueError("recall_count and strength must not be negative")
+    for verdict in (*values.get("boundary_verdicts", ()), *values.get("closing_verdicts", ())):
+        if not math.isfinite(verdict.score):
+            raise ValueError(f"a {verdict.signal} verdict's score is {verdict.score!r}")
