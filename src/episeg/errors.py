@@ -20,6 +20,7 @@ callers that know nothing of episeg catch it too)::
             EpisodeNotFoundError [LookupError]  ... no such episode for this tenant
         EpisodeEditError [ValueError]           an edit of a stored episode is malformed
             MetadataError                       ... its user metadata (or a metadata filter)
+        EpisodeValidationError [ValueError]     an episode given to store is malformed
         JournalError                            the crash-safety journal failed
         ExportFormatError [ValueError]          an export file (JSONL) is malformed or does not fit
         ImportConflictError                     an imported episode id exists with other content
@@ -43,6 +44,7 @@ __all__ = [
     "EpisegError",
     "EpisodeEditError",
     "EpisodeNotFoundError",
+    "EpisodeValidationError",
     "ExportFormatError",
     "ImportConflictError",
     "InvalidConfigEnum",
@@ -171,6 +173,15 @@ class EpisodeNotFoundError(StoreError, LookupError):
 
 class EpisodeEditError(EpisegError, ValueError):
     """An edit of a stored episode is malformed: summary, salience or pin (the message says how)."""
+
+
+class EpisodeValidationError(EpisegError, ValueError):
+    """An episode handed to the memory to store is malformed; none of its batch was stored.
+
+    No turn, no or a non-finite embedding, vectors of another width than the
+    memory's embedder, a time that is not finite or runs backwards, or an id
+    given twice in one batch (the message names the episode).
+    """
 
 
 class MetadataError(EpisodeEditError):

@@ -58,7 +58,7 @@ def make_transcript(n: int, *, seed: int = 0, users: int = 3, sessions: int = 2)
 def one_turn_episode(user: str, eid: str, text: str, turn_id: str = "t0") -> Episode:
     """A closed one-turn episode of ``user`` in session "s" under a caller-chosen id ``eid``."""
     turn = Turn(actor="user", text=text, ts=10.0, id=turn_id, user=user, session="s")
-    vector = HashingEmbedder(dim=32).embed([text])
+    vector = HashingEmbedder().embed([text])  # the width of a Memory with HashingEmbedder()
     return Episode(
         id=eid,
         user=user,

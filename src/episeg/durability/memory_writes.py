@@ -29,6 +29,7 @@ from collections.abc import Callable, Iterable, Sequence
 from typing import TYPE_CHECKING
 
 from episeg.config import EpisegConfig
+from episeg.durability.episode_checks import check_batch
 from episeg.durability.ids import globalise
 from episeg.durability.journal import Journal
 from episeg.durability.outbox import PendingWriter
@@ -134,9 +135,13 @@ class MemoryWrites:
             return stored
 
     def store_episodes(self, episodes: Sequence[Episode]) -> list[Episode]:
-        """Score (if unscored) and store already-closed episodes, e.g. from batch."""
-        for episode in episodes:
-            validate_tenant(episode.user)
+        """Score (if unscored) and store already-closed episodes, e.g. from batch.
+
+        The batch is checked whole first (:func:`~episeg.durability.episode_checks.check_batch`):
+        a malformed episode, or one id twice for a tenant, is an
+        :class:`~episeg.errors.EpisodeValidationError` and nothing is written.
+        """
+        check_batch(episodes, dim=self.embedder.dim)
         scored = [self._scored(e) for e in episodes]
         self.journal.close_episodes(scored, journaled=False)
         return self._writer.write(scored)
