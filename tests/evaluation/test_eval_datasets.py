@@ -3,6 +3,8 @@
 from __future__ import annotations
 
 import json
+import subprocess
+import sys
 from pathlib import Path
 from typing import Any
 
@@ -17,6 +19,7 @@ from episeg.evaluation.datasets import (
     select_part,
     tuning_dialogues,
 )
+from episeg.interfaces.cli import main as cli_main
 from episeg.types import Actor
 
 
@@ -68,6 +71,31 @@ class TestReader:
         assert info.value.line == 3
         assert str(info.value).startswith("line 3: ")
         assert needle in str(info.value)
+
+    def test_a_line_not_in_utf8_is_named_and_the_cli_exits_2(
+        self, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+    ) -> None:
+        path = tmp_path / "latin1.jsonl"
+        good = json.dumps(_row("ok")).encode()
+        path.write_bytes(
+            good + b"\n" + json.dumps(_row("x")).encode().replace(b"turn 1", b"caf\xe9")
+        )
+        with pytest.raises(TurnValidationError, match="line 2: not UTF-8"):
+            read_jsonl(path)
+        assert cli_main(["eval", "--data", str(path), "--configs", "none"]) == 2
+        assert "line 2: not UTF-8" in capsys.readouterr().err
+        module = [
+            sys.executable,
+            "-m",
+            "episeg.evaluation",
+            "--data",
+            str(path),
+            "--configs",
+            "none",
+        ]
+        done = subprocess.run(module, capture_output=True, text=True, timeout=120, check=False)
+        assert done.returncode == 2 and "Traceback" not in done.stderr
+        assert "episeg eval: error: line 2: not UTF-8" in done.stderr
 
     def test_duplicate_ids_rejected(self, tmp_path: Path) -> None:
         path = _write(tmp_path, [json.dumps(_row("a")), json.dumps(_row("a"))])

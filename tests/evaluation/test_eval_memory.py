@@ -8,6 +8,7 @@ from typing import Any
 
 import pytest
 
+from episeg.errors import TurnValidationError
 from episeg.evaluation.locomo import load_locomo
 from episeg.evaluation.memory import format_markdown, main, run_memory_eval
 
@@ -149,3 +150,23 @@ def test_a_bad_override_fails_before_any_memory_is_built(
         run_memory_eval(data, overrides=["recall.warm=true"], workdir=tmp_path)
     with pytest.raises(ConfigError, match="is not KEY=VALUE"):
         run_memory_eval(data, overrides=["recall.warm_cache"], workdir=tmp_path)
+
+
+@pytest.mark.parametrize(
+    ("content", "needle"),
+    [
+        (json.dumps([{k: v for k, v in _sample().items() if k != "qa"}]), "sample 0: .*'qa'"),
+        (json.dumps({"not": "a list"}), "a JSON list of samples"),
+        ("[{]", "not a UTF-8 JSON file"),
+        (json.dumps([{**_sample(), "qa": [{"question": "q", "category": "x"}]}]), "sample 0"),
+    ],
+)
+def test_a_malformed_locomo_file_is_a_typed_error_and_exit_2(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str], content: str, needle: str
+) -> None:
+    path = tmp_path / "bad.json"
+    path.write_text(content, encoding="utf-8")
+    with pytest.raises(TurnValidationError, match=needle):
+        load_locomo(path)
+    assert main(["--data", str(path), "--no-ablation", "--no-judge", "--bootstrap", "1"]) == 2
+    assert "Traceback" not in capsys.readouterr().err

@@ -134,8 +134,12 @@ def read_jsonl(path: str | Path, *, limit: int | None = None) -> list[Dialogue]:
     """Read and validate a JSONL file; errors are :class:`TurnValidationError` naming the line."""
     out: list[Dialogue] = []
     seen: set[str] = set()
-    with Path(path).open(encoding="utf-8") as fh:
-        for lineno, line in enumerate(fh, start=1):
+    with Path(path).open("rb") as fh:
+        for lineno, raw in enumerate(fh, start=1):
+            try:
+                line = raw.decode("utf-8")
+            except UnicodeDecodeError as exc:
+                raise TurnValidationError(f"not UTF-8 text: {exc}", line=lineno) from None
             if not line.strip():
                 continue
             dialogue = _parse(line, lineno)

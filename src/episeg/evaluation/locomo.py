@@ -32,6 +32,8 @@ from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
+from episeg.errors import TurnValidationError
+
 __all__ = [
     "CATEGORY_NAMES",
     "Conversation",
@@ -127,57 +129,81 @@ def normalise_evidence(raw: str) -> str | None:
 def load_locomo(
     path: Path, *, turn_gap: float = 30.0
 ) -> tuple[list[Conversation], EvidenceDefects]:
-    """Read a LoCoMo JSON file (see the module docstring)."""
-    samples = json.loads(Path(path).read_text(encoding="utf-8"))
+    """Read a LoCoMo JSON file (see the module docstring).
+
+    Raises
+    ------
+    TurnValidationError
+        If the file is not UTF-8 JSON holding a list of samples, or a sample
+        lacks a field or holds one of the wrong kind (the message names it).
+    """
+    try:
+        samples = json.loads(Path(path).read_bytes().decode("utf-8"))
+    except ValueError as exc:  # UnicodeDecodeError and JSONDecodeError are ValueErrors
+        raise TurnValidationError(f"{path}: not a UTF-8 JSON file: {exc}") from None
+    if not isinstance(samples, list):
+        raise TurnValidationError(f"{path}: a LoCoMo file holds a JSON list of samples")
     defects = EvidenceDefects()
     out = []
-    for sample in samples:
-        conv = sample["conversation"]
-        a, b = conv["speaker_a"], conv["speaker_b"]
-        turns: list[LocomoTurn] = []
-        n = 1
-        while f"session_{n}" in conv:
-            start = parse_session_time(conv[f"session_{n}_date_time"])
-            for i, t in enumerate(conv[f"session_{n}"]):
-                text = str(t["text"])
-                if t.get("blip_caption"):
-                    text = f"{text} [shares a photo: {t['blip_caption']}]"
-                turns.append(
-                    LocomoTurn(
-                        id=str(t["dia_id"]),
-                        session=n,
-                        ts=start + turn_gap * i,
-                        speaker=str(t["speaker"]),
-                        text=f"{t['speaker']}: {text}",
-                        actor="user" if t["speaker"] == a else "assistant",
-                    )
-                )
-            n += 1
-        known = {t.id for t in turns}
-        questions = []
-        for qa in sample["qa"]:
-            if int(qa["category"]) not in CATEGORY_NAMES:
-                continue
-            evidence: list[str] = []
-            for raw in qa.get("evidence", []):
-                for part in (x for x in re.split(r"[;,\s]+", str(raw)) if x):
-                    defects.ids += 1
-                    norm = normalise_evidence(part)
-                    if norm is None:
-                        defects.dropped_malformed += 1
-                        defects.examples.append(f"{sample['sample_id']}: {raw!r} unreadable")
-                        continue
-                    if norm != part:
-                        defects.normalised += 1
-                    if norm not in known:
-                        defects.dropped_outside += 1
-                        defects.examples.append(f"{sample['sample_id']}: {raw!r} names no turn")
-                        continue
-                    if norm not in evidence:
-                        evidence.append(norm)
-            if not evidence:
-                defects.questions_without_evidence += 1
-                continue
-            questions.append(Question(str(qa["question"]), int(qa["category"]), tuple(evidence)))
-        out.append(Conversation(str(sample["sample_id"]), (a, b), tuple(turns), tuple(questions)))
+    for number, sample in enumerate(samples):
+        try:
+            out.append(_conversation(sample, defects, turn_gap))
+        except (KeyError, TypeError, ValueError, AttributeError) as exc:
+            what = repr(exc) if isinstance(exc, KeyError) else str(exc)
+            raise TurnValidationError(
+                f"{path}: sample {number}: missing or malformed field ({type(exc).__name__}: "
+                f"{what})"
+            ) from None
     return out, defects
+
+
+def _conversation(sample: Any, defects: EvidenceDefects, turn_gap: float) -> Conversation:
+    """One LoCoMo sample as a conversation and its answerable questions."""
+    conv = sample["conversation"]
+    a, b = conv["speaker_a"], conv["speaker_b"]
+    turns: list[LocomoTurn] = []
+    n = 1
+    while f"session_{n}" in conv:
+        start = parse_session_time(conv[f"session_{n}_date_time"])
+        for i, t in enumerate(conv[f"session_{n}"]):
+            text = str(t["text"])
+            if t.get("blip_caption"):
+                text = f"{text} [shares a photo: {t['blip_caption']}]"
+            turns.append(
+                LocomoTurn(
+                    id=str(t["dia_id"]),
+                    session=n,
+                    ts=start + turn_gap * i,
+                    speaker=str(t["speaker"]),
+                    text=f"{t['speaker']}: {text}",
+                    actor="user" if t["speaker"] == a else "assistant",
+                )
+            )
+        n += 1
+    known = {t.id for t in turns}
+    questions = []
+    for qa in sample["qa"]:
+        if int(qa["category"]) not in CATEGORY_NAMES:
+            continue
+        evidence: list[str] = []
+        for raw in qa.get("evidence", []):
+            for part in (x for x in re.split(r"[;,\s]+", str(raw)) if x):
+                defects.ids += 1
+                norm = normalise_evidence(part)
+                if norm is None:
+                    defects.dropped_malformed += 1
+                    defects.examples.append(f"{sample['sample_id']}: {raw!r} unreadable")
+                    continue
+                if norm != part:
+                    defects.normalised += 1
+                if norm not in known:
+                    defects.dropped_outside += 1
+                    defects.examples.append(f"{sample['sample_id']}: {raw!r} names no turn")
+                    continue
+                if norm not in evidence:
+                    evidence.append(norm)
+        if not evidence:
+            defects.questions_without_evidence += 1
+            continue
+        questions.append(Question(str(qa["question"]), int(qa["category"]), tuple(evidence)))
+    return Conversation(str(sample["sample_id"]), (a, b), tuple(turns), tuple(questions))

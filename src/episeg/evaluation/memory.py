@@ -37,6 +37,7 @@ from __future__ import annotations
 import json
 import logging
 import math
+import sys
 import tempfile
 import time
 from collections.abc import Callable, Sequence
@@ -46,6 +47,7 @@ from typing import Any
 import numpy as np
 
 from episeg.config.overrides import config_with
+from episeg.errors import EpisegError
 from episeg.evaluation.locomo import default_locomo_file, load_locomo
 from episeg.evaluation.memory_baselines import baselines, build_corpus, ingest
 from episeg.evaluation.memory_cli import memory_parser
@@ -250,17 +252,21 @@ def main(argv: Sequence[str] | None = None) -> int:
         return 2
     if any(b < 1 for b in args.budgets):
         memory_parser().error("budgets must be >= 1")
-    result = run_memory_eval(
-        data,
-        budgets=args.budgets,
-        limit_conversations=args.conversations,
-        limit_questions=args.questions,
-        ablation=not args.no_ablation,
-        rounds=args.bootstrap,
-        seed=args.seed,
-        judge=not args.no_judge,
-        overrides=args.overrides,
-    )
+    try:
+        result = run_memory_eval(
+            data,
+            budgets=args.budgets,
+            limit_conversations=args.conversations,
+            limit_questions=args.questions,
+            ablation=not args.no_ablation,
+            rounds=args.bootstrap,
+            seed=args.seed,
+            judge=not args.no_judge,
+            overrides=args.overrides,
+        )
+    except EpisegError as exc:  # a malformed LoCoMo file or --set: named, no traceback
+        print(f"episeg eval memory: error: {exc}", file=sys.stderr)
+        return 2
     text = format_markdown(result)
     print(text, end="")
     if args.json:
