@@ -57,6 +57,17 @@ class TestLibrary:
             ({"role": "robot", "content": "x"}, "unknown role"),
             ({"role": "user"}, "content must be"),
             ({"role": "user", "content": [{"type": "image_url"}]}, "no text part"),
+            # a text part that cannot be read is refused, never dropped from the turn
+            (
+                {"role": "user", "content": [{"type": "text", "text": "a"}, {"type": "text"}]},
+                "part 1 is a text part whose text is not a string: None",
+            ),
+            (
+                {"role": "user", "content": [{"type": "text", "text": {"value": "b"}}]},
+                "part 0 is a text part",
+            ),
+            ({"role": "user", "content": [{"text": 42}]}, "part 0 is a text part"),
+            ({"role": "user", "content": ["a bare string"]}, "part 0 must be an object"),
         ],
     )
     def test_malformed_message_is_named(self, message: dict[str, object], says: str) -> None:
@@ -108,6 +119,13 @@ class TestHttp:
             answer = c.post("/v1/messages", json={"messages": bad})
         assert answer.status_code == 422, answer.text
         assert "message 2" in answer.json()["detail"][0]["msg"]
+        assert memory.journal.counts()["seen"] == 0
+        dropped = [{"type": "text", "text": "restart the db"}, {"type": "text", "text": 42}]
+        with server.client(KEY_A) as c:
+            answer = c.post(
+                "/v1/messages", json={"messages": [{"role": "user", "content": dropped}]}
+            )
+        assert answer.status_code == 422 and "part 1" in answer.json()["detail"][0]["msg"]
         assert memory.journal.counts()["seen"] == 0
 
 

@@ -5,7 +5,8 @@ Every interface takes them: the library through :func:`turns_from_messages`
 are read as ``actor``/``text``), ``POST /v1/messages`` and the MCP tool
 ``observe_messages``. Roles map onto actors (``developer`` is ``system``,
 ``function`` is ``tool``); ``content`` is a string or a list of parts, whose
-``text`` parts are joined with newlines (images and other parts are skipped).
+``text`` parts are joined with newlines (images and other parts are skipped; a
+text part whose ``text`` is not a string is refused, never dropped).
 Messages without ``ts`` are stamped ``ts``, ``ts`` + 1e-6, ... so their order
 is kept within one call; one whose ``id`` is already recorded gets its
 recorded time instead (``recorded``, from :func:`recorded_times`), so a re-sent
@@ -54,11 +55,20 @@ def message_text(content: object) -> str:
     if isinstance(content, str):
         return content
     if isinstance(content, list):
-        texts = [
-            part["text"]
-            for part in content
-            if isinstance(part, Mapping) and isinstance(part.get("text"), str)
-        ]
+        texts = []
+        for n, part in enumerate(content):
+            if not isinstance(part, Mapping):
+                raise TurnValidationError(
+                    f"content part {n} must be an object, got {type(part).__name__}"
+                )
+            if part.get("type", "text") != "text":
+                continue  # an image or another part without text
+            if not isinstance(part.get("text"), str):
+                raise TurnValidationError(
+                    f"content part {n} is a text part whose text is not a string: "
+                    f"{part.get('text')!r}"
+                )
+            texts.append(part["text"])
         if not texts:
             raise TurnValidationError("content has no text part")
         return "\n".join(texts)
