@@ -21,6 +21,7 @@ callers that know nothing of episeg catch it too)::
         EpisodeEditError [ValueError]           an edit of a stored episode is malformed
             MetadataError                       ... its user metadata (or a metadata filter)
         EpisodeValidationError [ValueError]     an episode given to store is malformed
+        RecallArgumentError [ValueError]        a recall's query or option is malformed
         JournalError                            the crash-safety journal failed
         ExportFormatError [ValueError]          an export file (JSONL) is malformed or does not fit
         ImportConflictError                     an imported episode id exists with other content
@@ -53,6 +54,7 @@ __all__ = [
     "JournalError",
     "JudgeError",
     "MetadataError",
+    "RecallArgumentError",
     "ScoringError",
     "StoreError",
     "StoreUnavailableError",
@@ -182,6 +184,10 @@ class EpisodeValidationError(EpisegError, ValueError):
     memory's embedder, a time that is not finite or runs backwards, or an id
     given twice in one batch (the message names the episode).
     """
+
+
+class RecallArgumentError(EpisegError, ValueError):
+    """A recall's query or option is malformed: ``k`` < 1, a non-string query, a NaN time..."""
 
 
 class MetadataError(EpisodeEditError):

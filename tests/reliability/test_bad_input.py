@@ -7,11 +7,12 @@ import json
 from pathlib import Path
 from typing import Any
 
+import numpy as np
 import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from episeg.errors import TurnValidationError
+from episeg.errors import RecallArgumentError, TurnValidationError
 from episeg.interfaces.transcript import iter_turns
 from episeg.memory import Memory
 from episeg.testing import HashingEmbedder
@@ -152,3 +153,35 @@ class TestTextWithoutAWord:
         hits = fresh.recall("alice", "deploy widgets", k=3)  # the index rebuilt from the store
         assert hits[0].episode.summary == "deploy the widgets"
         fresh.close()
+
+
+class TestRecallArguments:
+    """A malformed recall argument is a RecallArgumentError naming it (real Chroma), not a
+    TypeError from deep inside, a StoreError for a NaN time, or an empty answer."""
+
+    @pytest.mark.parametrize(
+        ("change", "names"),
+        [
+            ({"k": 0}, "k must be an integer >= 1"),
+            ({"k": "3"}, "k must be"),
+            ({"k": True}, "k must be"),
+            ({"query": None}, "query must be a string"),
+            ({"max_words": 0}, "max_words"),
+            ({"context": -1}, "context"),
+            ({"neighbours": 1.5}, "neighbours"),
+            ({"since": float("nan")}, "since must be a finite number"),
+            ({"until": float("inf")}, "until must be a finite number"),
+            ({"since": 20.0, "until": 10.0}, "since 20.0 is after until 10.0"),
+            ({"min_score": float("nan")}, "min_score"),
+        ],
+    )
+    def test_named_and_typed(self, tmp_path: Path, change: dict[str, Any], names: str) -> None:
+        mem = Memory(path=tmp_path, embedder=HashingEmbedder(), judge=None, scorer=None)
+        mem.observe(Turn(actor=Actor.USER, text="deploy the widgets", ts=15.0, user="alice"))
+        mem.flush("alice")
+        args: dict[str, Any] = {"query": "deploy", "k": 3, **change}
+        with pytest.raises(RecallArgumentError, match=names):
+            mem.recall("alice", **args)
+        numpy_args: dict[str, Any] = {"k": np.int64(1), "since": np.float32(10.0)}
+        assert mem.recall("alice", "deploy", **numpy_args)  # numbers from numpy are numbers
+        mem.close()

@@ -20,7 +20,6 @@ after an erasure). It is a mixin: ``Memory`` builds the parts it declares.
 
 from __future__ import annotations
 
-import math
 import threading
 from collections.abc import Callable, Collection, Mapping, Sequence
 from pathlib import Path
@@ -29,6 +28,7 @@ from typing import TYPE_CHECKING, Any, TypeVar
 import numpy as np
 
 from episeg.config import EpisegConfig
+from episeg.recall.arguments import check_recall_arguments
 from episeg.recall.forgetting import MaintenanceReport, maintain
 from episeg.recall.hierarchical import Expand, HierarchicalRecaller, RecallHit
 from episeg.recall.index import IndexedStore
@@ -139,11 +139,23 @@ class MemoryRecall:
         ------
         MetadataError
             A malformed ``metadata`` filter.
-        ValueError
-            A non-finite ``min_score``.
+        RecallArgumentError
+            A malformed argument (:func:`~episeg.recall.arguments.check_recall_arguments`):
+            ``k`` < 1, a non-string query, a non-finite ``since``/``until``/``min_score``,
+            ``since`` after ``until``...
         """
-        if min_score is not None and not math.isfinite(min_score):
-            raise ValueError(f"min_score must be a finite number, got {min_score!r}")
+        check_recall_arguments(
+            query,
+            k,
+            max_words=max_words,
+            since=since,
+            until=until,
+            context=context,
+            neighbours=neighbours,
+            min_score=min_score,
+        )
+        k = int(k)  # numpy numbers are accepted; Chroma's filters take plain ones
+        since, until = (None if t is None else float(t) for t in (since, until))
         wanted = None if metadata is None else validate_metadata(metadata, what="metadata filter")
         # One query vector serves the stored episodes and the open segments.
         vector = np.asarray(self.embedder.embed([query])[0], dtype=np.float32)

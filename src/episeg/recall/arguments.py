@@ -1,0 +1,60 @@
+"""The arguments of :meth:`Memory.recall <episeg.memory.Memory.recall>`, checked before any work.
+
+A wrong kind or range is a :class:`~episeg.errors.RecallArgumentError`
+naming the argument, never a bare ``TypeError`` from deep inside, a store
+error for a NaN time (Chroma refusing the ``where`` clause), or an empty
+answer for a range that ends before it starts.
+
+>>> check_recall_arguments("deploy", 5, since=10.0, until=20.0)
+>>> check_recall_arguments("deploy", 0)
+Traceback (most recent call last):
+...
+episeg.errors.RecallArgumentError: k must be an integer >= 1, got 0
+"""
+
+from __future__ import annotations
+
+import math
+import numbers
+
+from episeg.errors import RecallArgumentError
+
+__all__ = ["check_recall_arguments"]
+
+
+def _count(name: str, value: object, least: int) -> None:
+    if isinstance(value, bool) or not isinstance(value, numbers.Integral) or value < least:
+        raise RecallArgumentError(f"{name} must be an integer >= {least}, got {value!r}")
+
+
+def _finite(name: str, value: object) -> None:
+    if value is None:
+        return
+    if isinstance(value, bool) or not isinstance(value, numbers.Real) or not math.isfinite(value):
+        raise RecallArgumentError(f"{name} must be a finite number, got {value!r}")
+
+
+def check_recall_arguments(
+    query: object,
+    k: object,
+    *,
+    max_words: object = None,
+    since: object = None,
+    until: object = None,
+    context: object = 0,
+    neighbours: object = 0,
+    min_score: object = None,
+) -> None:
+    """Raise :class:`~episeg.errors.RecallArgumentError` for the first malformed argument."""
+    if not isinstance(query, str):
+        raise RecallArgumentError(f"query must be a string, got {type(query).__name__}")
+    _count("k", k, 1)
+    if max_words is not None:
+        _count("max_words", max_words, 1)
+    _count("context", context, 0)
+    _count("neighbours", neighbours, 0)
+    _finite("since", since)
+    _finite("until", until)
+    if since is not None and until is not None and since > until:  # type: ignore[operator]
+        raise RecallArgumentError(f"since {since!r} is after until {until!r}")
+    _finite("min_score", min_score)
