@@ -44,6 +44,9 @@ BAD = [
     ({"turn_embeddings": np.ones((2, HashingEmbedder().dim), np.float32)}, "turn_embeddings"),
     ({"opened_at": 20.0}, "is after closed_at"),
     ({"closed_at": float("inf")}, "must be finite"),
+    ({"strength": float("nan")}, "strength must be finite"),
+    ({"recall_count": -1}, "recall_count >= 0"),
+    ({"last_accessed": float("nan")}, "last_accessed must be finite"),
 ]
 
 

@@ -44,6 +44,11 @@ def _problem(episode: Episode, dim: int) -> str | None:
     if not (math.isfinite(episode.opened_at) and math.isfinite(episode.closed_at)):
         times = f"{episode.opened_at!r} / {episode.closed_at!r}"
         return f"opened_at / closed_at must be finite, got {times}"
+    last = episode.last_accessed
+    if not math.isfinite(episode.strength) or episode.strength < 0 or episode.recall_count < 0:
+        return "strength must be finite and >= 0, recall_count >= 0"
+    if last is not None and not math.isfinite(last):
+        return f"last_accessed must be finite, got {last!r}"
     if episode.opened_at > episode.closed_at:
         return f"opened_at {episode.opened_at!r} is after closed_at {episode.closed_at!r}"
     try:
