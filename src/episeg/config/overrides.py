@@ -36,7 +36,7 @@ from typing import Any
 from episeg.config.episeg_config import EpisegConfig
 from episeg.errors import ConfigError
 
-__all__ = ["config_with", "parse_overrides"]
+__all__ = ["config_with", "key_and_value", "parse_overrides"]
 
 
 def parse_overrides(pairs: Sequence[str]) -> dict[str, Any]:
@@ -46,16 +46,26 @@ def parse_overrides(pairs: Sequence[str]) -> dict[str, Any]:
     """
     changes: dict[str, Any] = {}
     for pair in pairs:
-        key, sep, raw = pair.partition("=")
-        key = key.strip()
-        if not sep or not key:
+        split = key_and_value(pair)
+        if split is None or not split[0].strip():
             raise ConfigError(f"override {pair!r} is not KEY=VALUE")
-        try:
-            value: Any = json.loads(raw)
-        except json.JSONDecodeError:
-            value = raw
-        changes[key] = value
+        changes[split[0].strip()] = split[1]
     return changes
+
+
+def key_and_value(pair: str) -> tuple[str, Any] | None:
+    """``KEY=VALUE`` as ``(KEY, VALUE read as JSON, else the text itself)``; None without a key.
+
+    >>> key_and_value("a.b=0.5"), key_and_value("tag=blue"), key_and_value("=1")
+    (('a.b', 0.5), ('tag', 'blue'), None)
+    """
+    key, sep, raw = pair.partition("=")
+    if not sep or not key:
+        return None
+    try:
+        return key, json.loads(raw)
+    except json.JSONDecodeError:
+        return key, raw
 
 
 def config_with(pairs: Sequence[str], base: EpisegConfig | None = None) -> EpisegConfig:

@@ -30,6 +30,7 @@ import json
 from collections.abc import Callable, Sequence
 from typing import Any
 
+from episeg.config.overrides import key_and_value
 from episeg.errors import EpisodeNotFoundError, MetadataError
 from episeg.store.usermeta import MetaScalar, validate_metadata
 
@@ -40,14 +41,11 @@ def parse_meta(pairs: Sequence[str]) -> dict[str, MetaScalar]:
     """``KEY=VALUE`` pairs as validated user metadata (see the module docstring)."""
     out: dict[str, object] = {}
     for pair in pairs:
-        key, sep, raw = pair.partition("=")
-        if not sep or not key:
+        split = key_and_value(pair)
+        if split is None:
             raise MetadataError(f"--meta wants KEY=VALUE, got {pair!r}")
-        try:
-            value: object = json.loads(raw)
-        except json.JSONDecodeError:
-            value = raw
-        out[key] = value if isinstance(value, str | int | float | bool) else raw
+        key, value = split
+        out[key] = value if isinstance(value, str | int | float | bool) else pair.partition("=")[2]
     return validate_metadata(out, what="--meta")
 
 
