@@ -17,6 +17,7 @@ from episeg.interfaces.service import create_app
 from episeg.interfaces.transcript import iter_turns
 from episeg.memory import Memory
 from episeg.testing import HashingEmbedder
+from episeg.types import TurnType
 from tests.interfaces.helpers import KEY_A, KEYS, LiveServer
 
 CHAT: list[dict[str, Any]] = [
@@ -24,6 +25,44 @@ CHAT: list[dict[str, Any]] = [
     {"role": "user", "content": "bump the prod deploy version", "id": "m1"},
     {"role": "assistant", "content": [{"type": "text", "text": "Edited version.tf."}]},
     {"role": "tool", "content": "apply: ok", "tool_call_id": "c1"},
+]
+
+
+# an agent's tool use in both SDKs' shapes: a call, the tool's answer, a failed call
+TOOLS: list[dict[str, Any]] = [
+    {"role": "user", "content": "what is the weather in Paris?"},
+    {
+        "role": "assistant",
+        "content": None,
+        "tool_calls": [
+            {
+                "id": "c1",
+                "type": "function",
+                "function": {"name": "weather", "arguments": '{"city": "Paris"}'},
+            }
+        ],
+    },
+    {"role": "tool", "content": "18C, cloudy", "tool_call_id": "c1"},
+    {
+        "role": "assistant",
+        "content": [
+            {"type": "text", "text": "Checking the forecast too."},
+            {"type": "tool_use", "id": "t1", "name": "forecast", "input": {"city": "Paris"}},
+        ],
+    },
+    {
+        "role": "user",
+        "content": [
+            {"type": "tool_result", "tool_use_id": "t1", "content": "timeout", "is_error": True}
+        ],
+    },
+]
+TOOL_TURNS = [
+    ("user", None, "what is the weather in Paris?"),
+    ("assistant", "tool-call", '[tool call] weather({"city": "Paris"})'),
+    ("tool", None, "18C, cloudy"),
+    ("assistant", None, 'Checking the forecast too.\n[tool call] forecast({"city": "Paris"})'),
+    ("tool", "tool-error", "timeout"),
 ]
 
 
@@ -71,6 +110,45 @@ class TestLibrary:
         ],
     )
     def test_malformed_message_is_named(self, message: dict[str, object], says: str) -> None:
+        with pytest.raises(TurnValidationError, match=f"message 1: .*{says}"):
+            turns_from_messages([CHAT[1], message], user="a", session="s", ts=1.0)
+
+    def test_tool_calls_and_results_are_kept_as_the_agents_turns(self) -> None:
+        turns = turns_from_messages(TOOLS, user="a", session="s", ts=1.0)
+        got = [(t.actor.value, t.type.value if t.type else None, t.text) for t in turns]
+        assert got == TOOL_TURNS
+        [ok] = turns_from_messages(
+            [
+                {
+                    "role": "user",
+                    "content": [
+                        {"type": "tool_result", "content": [{"type": "text", "text": "42"}]}
+                    ],
+                }
+            ],
+            user="a",
+            session="s",
+            ts=1.0,
+        )
+        assert (ok.actor.value, ok.type, ok.text) == ("tool", TurnType.TOOL_SUCCESS, "42")
+
+    @pytest.mark.parametrize(
+        ("message", "says"),
+        [
+            ({"role": "assistant", "content": None}, "content must be"),
+            (
+                {"role": "assistant", "tool_calls": [{"function": {"arguments": "{}"}}]},
+                "names no tool",
+            ),
+            ({"role": "assistant", "tool_calls": [{"id": "c1"}]}, "no function object"),
+            ({"role": "assistant", "tool_calls": "weather()"}, "tool_calls must be a list"),
+            (
+                {"role": "assistant", "content": [{"type": "tool_use", "input": {}}]},
+                "names no tool",
+            ),
+        ],
+    )
+    def test_a_malformed_tool_call_is_named(self, message: dict[str, object], says: str) -> None:
         with pytest.raises(TurnValidationError, match=f"message 1: .*{says}"):
             turns_from_messages([CHAT[1], message], user="a", session="s", ts=1.0)
 
@@ -128,6 +206,17 @@ class TestHttp:
         assert answer.status_code == 422 and "part 1" in answer.json()["detail"][0]["msg"]
         assert memory.journal.counts()["seen"] == 0
 
+    def test_post_tool_use(self, served: tuple[LiveServer, Memory]) -> None:
+        server, memory = served
+        with server.client(KEY_A) as c:
+            answer = c.post("/v1/messages", json={"messages": TOOLS, "session": "t"})
+            c.post("/v1/flush", json={})
+        assert answer.status_code == 200, answer.text
+        turns = [t for e in memory.episodes("alice") for t in e.turns]
+        assert [
+            (t.actor.value, t.type.value if t.type else None, t.text) for t in turns
+        ] == TOOL_TURNS
+
 
 class TestMcp:
     def test_observe_messages_tool(self, tmp_path: Path) -> None:
@@ -138,6 +227,11 @@ class TestMcp:
         )
         assert not getattr(result, "is_error", True)
         assert sum(len(e.turns) for e in mem.flush()) == 4
+        asyncio.run(server.call_tool("observe_messages", {"messages": TOOLS, "session": "t"}))
+        turns = [t for e in mem.flush() for t in e.turns]
+        assert [
+            (t.actor.value, t.type.value if t.type else None, t.text) for t in turns
+        ] == TOOL_TURNS
 
     def test_bad_message_is_a_tool_error_and_records_nothing(self, tmp_path: Path) -> None:
         mem = _memory(tmp_path)

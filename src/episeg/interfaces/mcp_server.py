@@ -135,7 +135,7 @@ def create_server(memory: Memory, user: str) -> MCPServer:
 
     @server.tool()
     def observe_messages(messages: list[dict[str, Any]], session: str = "default") -> Closed:
-        """Record chat messages ({"role", "content"}, OpenAI style) of one session, in order.
+        """Record chat messages ({"role", "content"}, OpenAI / Anthropic style, tool use kept).
 
         All are checked before any is recorded. A message may carry ts and id;
         without ts it is stamped now. Returns the episodes they closed.

@@ -6,7 +6,12 @@ are read as ``actor``/``text``), ``POST /v1/messages`` and the MCP tool
 ``observe_messages``. Roles map onto actors (``developer`` is ``system``,
 ``function`` is ``tool``); ``content`` is a string or a list of parts, whose
 ``text`` parts are joined with newlines (images and other parts are skipped; a
-text part whose ``text`` is not a string is refused, never dropped).
+text part whose ``text`` is not a string is refused, never dropped). Tool use
+is kept: OpenAI ``tool_calls`` and Anthropic ``tool_use`` parts become
+``[tool call] name(arguments)`` lines (a message only calling tools is a
+``tool-call`` turn), and a user message holding only Anthropic
+``tool_result`` parts is the tool's turn (``tool-success`` / ``tool-error``
+from ``is_error``), so a failing tool never reads as the user speaking.
 Messages without ``ts`` are stamped ``ts``, ``ts`` + 1e-6, ... so their order
 is kept within one call; one whose ``id`` is already recorded gets its
 recorded time instead (``recorded``, from :func:`recorded_times`), so a re-sent
@@ -30,14 +35,15 @@ episeg.errors.TurnValidationError: content has no text part
 
 from __future__ import annotations
 
+import json
 from collections.abc import Iterable, Mapping
 from typing import Any
 
 from episeg.durability.journal import Journal
 from episeg.errors import TurnValidationError
-from episeg.types import Actor, Turn
+from episeg.types import Actor, Turn, TurnType
 
-__all__ = ["ROLES", "message_text", "recorded_times", "turns_from_messages"]
+__all__ = ["ROLES", "message_parts", "message_text", "recorded_times", "turns_from_messages"]
 
 ROLES = {
     "user": Actor.USER,
@@ -50,31 +56,88 @@ ROLES = {
 _STEP = 1e-6
 
 
-def message_text(content: object) -> str:
-    """The text of a message's ``content``: a string, or the joined ``text`` parts of a list."""
+def _call(name: object, arguments: object) -> str:
+    if not isinstance(name, str) or not name:
+        raise TurnValidationError(f"a tool call names no tool: {name!r}")
+    if not isinstance(arguments, str):
+        arguments = json.dumps(arguments, ensure_ascii=False, sort_keys=True)
+    return f"[tool call] {name}({arguments})"
+
+
+def _part_text(n: int, part: object) -> tuple[str | None, bool | None]:
+    """A content part's text (None: a part without text) and, for a tool result, is_error."""
+    if not isinstance(part, Mapping):
+        raise TurnValidationError(f"content part {n} must be an object, got {type(part).__name__}")
+    kind = part.get("type", "text")
+    if kind == "tool_use":  # Anthropic: the assistant calls a tool
+        return _call(part.get("name"), part.get("input", {})), None
+    if kind == "tool_result":  # Anthropic: the tool's answer, sent in a user message
+        inner = part.get("content", "")
+        text = inner if isinstance(inner, str) else message_text(inner)
+        return text, bool(part.get("is_error", False))
+    if kind != "text":
+        return None, None  # an image or another part without text
+    if not isinstance(part.get("text"), str):
+        raise TurnValidationError(
+            f"content part {n} is a text part whose text is not a string: {part.get('text')!r}"
+        )
+    return part["text"], None
+
+
+def message_parts(content: object, tool_calls: object = None) -> tuple[str, list[bool]]:
+    """The text of a message and, for each tool result part in it, whether it is an error.
+
+    ``content`` is a string, a list of parts (``text``; Anthropic ``tool_use``
+    and ``tool_result``; others such as images are skipped) or, for a message
+    that only calls tools, ``None``; OpenAI ``tool_calls`` are appended as
+    ``[tool call] name(arguments)`` lines, so a call is remembered, not dropped.
+    """
+    texts: list[str] = []
+    results: list[bool] = []
     if isinstance(content, str):
-        return content
-    if isinstance(content, list):
-        texts = []
+        texts.append(content)
+    elif isinstance(content, list):
         for n, part in enumerate(content):
-            if not isinstance(part, Mapping):
-                raise TurnValidationError(
-                    f"content part {n} must be an object, got {type(part).__name__}"
-                )
-            if part.get("type", "text") != "text":
-                continue  # an image or another part without text
-            if not isinstance(part.get("text"), str):
-                raise TurnValidationError(
-                    f"content part {n} is a text part whose text is not a string: "
-                    f"{part.get('text')!r}"
-                )
-            texts.append(part["text"])
-        if not texts:
-            raise TurnValidationError("content has no text part")
-        return "\n".join(texts)
-    raise TurnValidationError(
-        f"content must be a string or a list of parts, got {type(content).__name__}"
+            text, is_error = _part_text(n, part)
+            if text is not None:
+                texts.append(text)
+            if is_error is not None:
+                results.append(is_error)
+    elif content is not None or not tool_calls:
+        raise TurnValidationError(
+            f"content must be a string or a list of parts, got {type(content).__name__}"
+        )
+    if tool_calls is not None:
+        if not isinstance(tool_calls, list):
+            raise TurnValidationError("tool_calls must be a list")
+        for call in tool_calls:
+            function = call.get("function") if isinstance(call, Mapping) else None
+            if not isinstance(function, Mapping):
+                raise TurnValidationError(f"a tool call has no function object: {call!r}")
+            texts.append(_call(function.get("name"), function.get("arguments", "")))
+    if not texts:
+        raise TurnValidationError("content has no text part")
+    return "\n".join(texts), results
+
+
+def message_text(content: object) -> str:
+    """The text of a message's ``content``: a string, or the joined text of a list of parts."""
+    return message_parts(content)[0]
+
+
+def _only_tool_results(content: object) -> bool:
+    return isinstance(content, list) and all(
+        isinstance(p, Mapping) and p.get("type") == "tool_result" for p in content
     )
+
+
+def _only_calls(message: Mapping[str, Any]) -> bool:
+    content, calls = message.get("content"), message.get("tool_calls")
+    if isinstance(content, list):
+        uses = [p for p in content if isinstance(p, Mapping) and p.get("type") == "tool_use"]
+        texts = [p for p in content if isinstance(p, Mapping) and p.get("type", "text") == "text"]
+        return bool(uses or calls) and not texts
+    return bool(calls) and not content
 
 
 def _role(message: Mapping[str, Any]) -> Actor:
@@ -126,14 +189,28 @@ def turns_from_messages(
             if stamp is None:
                 known = (recorded or {}).get(str(message.get("id")))
                 stamp = ts + n * _STEP if known is None else known
+            actor, (text, results) = (
+                _role(message),
+                message_parts(message.get("content"), message.get("tool_calls")),
+            )
+            kind = None
+            if results and actor is Actor.USER and _only_tool_results(message.get("content")):
+                # Anthropic sends a tool's answer as a user message: it is the tool's turn,
+                # not the user's (a user turn may open an episode; a tool error must not)
+                actor = Actor.TOOL
+            if actor is Actor.TOOL and results:
+                kind = TurnType.TOOL_ERROR if any(results) else TurnType.TOOL_SUCCESS
+            elif actor is Actor.ASSISTANT and _only_calls(message):
+                kind = TurnType.TOOL_CALL
             turns.append(
                 Turn(
-                    actor=_role(message),
-                    text=message_text(message.get("content")),
+                    actor=actor,
+                    text=text,
                     ts=stamp,
                     id=message.get("id"),
                     user=user,
                     session=session,
+                    type=kind,
                 )
             )
         except TurnValidationError as exc:

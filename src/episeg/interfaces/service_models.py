@@ -67,11 +67,17 @@ class TurnIn(BaseModel):
 
 
 class MessageIn(BaseModel):
-    """A chat message, OpenAI / mem0 style; other keys (name, tool_calls, ...) are ignored."""
+    """A chat message, OpenAI / mem0 / Anthropic style; other keys (name, ...) are ignored.
+
+    ``tool_calls`` (OpenAI) and ``tool_use`` / ``tool_result`` content parts
+    (Anthropic) are kept as the turn's text (:mod:`episeg.interfaces.messages`);
+    ``content`` may be null for a message that only calls tools.
+    """
 
     model_config = ConfigDict(extra="ignore")
     role: Literal["user", "assistant", "system", "developer", "tool", "function"]
-    content: str | list[dict[str, Any]]
+    content: str | list[dict[str, Any]] | None = None
+    tool_calls: list[dict[str, Any]] | None = None
     ts: Annotated[float, Field(strict=True, allow_inf_nan=False)] | None = None
     id: _Name | None = None
 
