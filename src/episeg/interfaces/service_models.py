@@ -69,9 +69,9 @@ class TurnIn(BaseModel):
 class MessageIn(BaseModel):
     """A chat message, OpenAI / mem0 / Anthropic style; other keys (name, ...) are ignored.
 
-    ``tool_calls`` (OpenAI) and ``tool_use`` / ``tool_result`` content parts
-    (Anthropic) are kept as the turn's text (:mod:`episeg.interfaces.messages`);
-    ``content`` may be null for a message that only calls tools.
+    OpenAI tool_calls and Anthropic tool_use / tool_result content parts are
+    kept as the turn's text (see episeg.interfaces.messages); content may be
+    null for a message that only calls tools.
     """
 
     model_config = ConfigDict(extra="ignore")
