@@ -12,7 +12,7 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from episeg.errors import RecallArgumentError, TurnValidationError
+from episeg.errors import EpisodeNotFoundError, RecallArgumentError, TurnValidationError
 from episeg.interfaces.transcript import iter_turns
 from episeg.memory import Memory
 from episeg.testing import HashingEmbedder
@@ -184,4 +184,21 @@ class TestRecallArguments:
             mem.recall("alice", **args)
         numpy_args: dict[str, Any] = {"k": np.int64(1), "since": np.float32(10.0)}
         assert mem.recall("alice", "deploy", **numpy_args)  # numbers from numpy are numbers
+        mem.close()
+
+
+class TestConfirmUsed:
+    def test_an_unknown_or_foreign_id_reinforces_nothing_and_a_string_is_refused(
+        self, tmp_path: Path
+    ) -> None:
+        mem = Memory(path=tmp_path, embedder=HashingEmbedder(), judge=None, scorer=None)
+        for user in ("alice", "bob"):
+            mem.observe(Turn(actor=Actor.USER, text=f"{user} deploys", ts=1.0, user=user))
+        stored = {e.user: e.id for e in mem.flush()}
+        with pytest.raises(EpisodeNotFoundError, match="cannot confirm unknown"):
+            mem.confirm_used("alice", [stored["alice"], stored["bob"]])
+        assert [e.recall_count for e in mem.episodes("alice") + mem.episodes("bob")] == [0, 0]
+        with pytest.raises(RecallArgumentError, match="collection of ids, got the string"):
+            mem.confirm_used("alice", stored["alice"])  # its characters are not ids
+        assert [e.recall_count for e in mem.confirm_used("alice", [stored["alice"]])] == [1]
         mem.close()

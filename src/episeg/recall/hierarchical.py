@@ -51,7 +51,7 @@ from collections.abc import Callable, Mapping, Sequence
 import numpy as np
 
 from episeg.config import EpisegConfig
-from episeg.errors import StoreError
+from episeg.errors import EpisodeNotFoundError
 from episeg.recall.candidates import gather
 from episeg.recall.forgetting import reinforce
 from episeg.recall.hits import Expand, RecallHit, word_count
@@ -189,7 +189,7 @@ class HierarchicalRecaller:
 
         Raises
         ------
-        StoreError
+        EpisodeNotFoundError
             If an id is not one of this tenant's episodes (nothing is written).
         """
         ids = list(dict.fromkeys(episode_ids))
@@ -198,7 +198,7 @@ class HierarchicalRecaller:
         found = {ep.id: ep for ep in self._store.get(ids)}
         missing = [i for i in ids if i not in found]
         if missing:
-            raise StoreError(
+            raise EpisodeNotFoundError(
                 f"cannot confirm unknown episode id(s) {missing[:5]} "
                 f"for tenant {self._store.tenant!r}"
             )

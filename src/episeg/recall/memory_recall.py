@@ -28,6 +28,7 @@ from typing import TYPE_CHECKING, Any, TypeVar
 import numpy as np
 
 from episeg.config import EpisegConfig
+from episeg.errors import RecallArgumentError
 from episeg.recall.arguments import check_recall_arguments
 from episeg.recall.forgetting import MaintenanceReport, maintain
 from episeg.recall.hierarchical import Expand, HierarchicalRecaller, RecallHit
@@ -198,9 +199,15 @@ class MemoryRecall:
 
         Raises
         ------
-        StoreError
+        EpisodeNotFoundError
             If an id is not one of ``user``'s episodes (nothing is written).
+        RecallArgumentError
+            If ``episode_ids`` is one string (its characters are not ids).
         """
+        if isinstance(episode_ids, str):
+            raise RecallArgumentError(
+                f"episode_ids must be a collection of ids, got the string {episode_ids!r}"
+            )
         return self._recaller(user).confirm_used(list(episode_ids))
 
     def feedback(
