@@ -21,7 +21,8 @@ callers that know nothing of episeg catch it too)::
         EpisodeEditError [ValueError]           an edit of a stored episode is malformed
             MetadataError                       ... its user metadata (or a metadata filter)
         EpisodeValidationError [ValueError]     an episode given to store is malformed
-        RecallArgumentError [ValueError]        a recall's query or option is malformed
+        ArgumentError [ValueError]              a call's argument is malformed
+            RecallArgumentError                 ... a recall's query or option
         JournalError                            the crash-safety journal failed
         ExportFormatError [ValueError]          an export file (JSONL) is malformed or does not fit
         ImportConflictError                     an imported episode id exists with other content
@@ -39,6 +40,7 @@ line 3: text must be a string
 from __future__ import annotations
 
 __all__ = [
+    "ArgumentError",
     "BackendUnavailableError",
     "BackendUnavailableJudgeError",
     "ConfigError",
@@ -186,7 +188,11 @@ class EpisodeValidationError(EpisegError, ValueError):
     """
 
 
-class RecallArgumentError(EpisegError, ValueError):
+class ArgumentError(EpisegError, ValueError):
+    """A call's argument is malformed or arguments contradict each other (the message names it)."""
+
+
+class RecallArgumentError(ArgumentError):
     """A recall's query or option is malformed: ``k`` < 1, a non-string query, a NaN time..."""
 
 

@@ -12,7 +12,12 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from episeg.errors import EpisodeNotFoundError, RecallArgumentError, TurnValidationError
+from episeg.errors import (
+    ArgumentError,
+    EpisodeNotFoundError,
+    RecallArgumentError,
+    TurnValidationError,
+)
 from episeg.interfaces.transcript import iter_turns
 from episeg.memory import Memory
 from episeg.testing import HashingEmbedder
@@ -202,3 +207,14 @@ class TestConfirmUsed:
             mem.confirm_used("alice", stored["alice"])  # its characters are not ids
         assert [e.recall_count for e in mem.confirm_used("alice", [stored["alice"]])] == [1]
         mem.close()
+
+
+def test_contradicting_or_out_of_range_arguments_are_argument_errors(tmp_path: Path) -> None:
+    mem = Memory(path=tmp_path, embedder=HashingEmbedder(), judge=None, scorer=None)
+    with pytest.raises(ArgumentError, match="exactly one of"):
+        mem.forget("alice", episode="e1", session="s1")
+    with pytest.raises(ArgumentError, match="limit >= 1 and offset >= 0"):
+        mem.episodes("alice", offset=-1)
+    with pytest.raises(RecallArgumentError, match="not among the recall results"):
+        mem.feedback("alice", [], ["e1"])
+    mem.close()

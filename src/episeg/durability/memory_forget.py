@@ -27,6 +27,7 @@ from typing import TYPE_CHECKING
 from episeg.durability.erase import erase_journal, scrub
 from episeg.durability.journal import Journal
 from episeg.durability.sessions import SessionPool
+from episeg.errors import ArgumentError
 from episeg.store.erase import ForgetReport, log_rows, session_episodes, vacuum_chroma
 from episeg.store.tenants import validate_tenant
 from episeg.typing import StoreBackend
@@ -74,13 +75,13 @@ class MemoryForget:
 
         Raises
         ------
-        ValueError
+        ArgumentError
             Unless exactly one of ``episode``, ``session``, ``all`` is given.
         TenantError, StoreError, JournalError
             Invalid tenant; the store or journal failed (call again: erasure is idempotent).
         """
         if sum((episode is not None, session is not None, all)) != 1:
-            raise ValueError("give exactly one of episode=, session= or all=True")
+            raise ArgumentError("give exactly one of episode=, session= or all=True")
         tenant = validate_tenant(user)
         with self.sessions.lock(tenant):
             store = self.store(tenant)

@@ -221,12 +221,12 @@ class MemoryRecall:
 
         Raises
         ------
-        ValueError
+        RecallArgumentError
             If a used id is not among ``results``.
         """
         unknown = sorted(set(used_ids) - {r.episode.id for r in results})
         if unknown:
-            raise ValueError(f"used id(s) {unknown[:5]} are not among the recall results")
+            raise RecallArgumentError(f"used id(s) {unknown[:5]} are not among the recall results")
         recaller = self._recaller(user)
         recaller.confirm_used(sorted(used_ids))
         return recaller.params.weights

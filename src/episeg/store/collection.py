@@ -31,7 +31,7 @@ from typing import Any
 
 import numpy as np
 
-from episeg.errors import EpisodeNotFoundError, StoreError, TenantError
+from episeg.errors import ArgumentError, EpisodeNotFoundError, StoreError, TenantError
 from episeg.store.chroma_io import CHROMA_MAX_INT, READ_INCLUDE, open_collection, translate
 from episeg.store.codec import RECALL_FIELDS, decode, encode, recall_metadata, user_metadata
 from episeg.store.tenants import collection_name, validate_tenant
@@ -136,7 +136,7 @@ class ChromaEpisodeStore:
         than ``k``, the search is repeated with twice as many neighbours.
         """
         if k < 1:
-            raise ValueError(f"k must be >= 1, got {k}")
+            raise ArgumentError(f"k must be >= 1, got {k}")
         vector = np.asarray(embedding, dtype=np.float32).reshape(1, -1)
         n = min(k if include_archived else k + 8, CHROMA_MAX_INT)
         while True:
@@ -169,7 +169,7 @@ class ChromaEpisodeStore:
         "past the end" (no collection is that large), not an overflow.
         """
         if limit < 1 or offset < 0:
-            raise ValueError(f"need limit >= 1 and offset >= 0, got {limit}, {offset}")
+            raise ArgumentError(f"need limit >= 1 and offset >= 0, got {limit}, {offset}")
         if offset > CHROMA_MAX_INT:
             return []
         limit = min(limit, CHROMA_MAX_INT)
