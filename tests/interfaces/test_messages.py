@@ -131,6 +131,18 @@ class TestLibrary:
             ts=1.0,
         )
         assert (ok.actor.value, ok.type, ok.text) == ("tool", TurnType.TOOL_SUCCESS, "42")
+        screenshot = {"type": "tool_result", "content": [{"type": "image", "source": {}}]}
+        [shot] = turns_from_messages(
+            [{"role": "user", "content": [screenshot]}], user="a", session="s", ts=1.0
+        )
+        assert (shot.actor.value, shot.type, shot.text) == ("tool", TurnType.TOOL_SUCCESS, "")
+        with pytest.raises(TurnValidationError, match="tool result whose content is 7"):
+            turns_from_messages(
+                [{"role": "user", "content": [{"type": "tool_result", "content": 7}]}],
+                user="a",
+                session="s",
+                ts=1.0,
+            )
 
     @pytest.mark.parametrize(
         ("message", "says"),

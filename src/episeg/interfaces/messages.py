@@ -73,8 +73,14 @@ def _part_text(n: int, part: object) -> tuple[str | None, bool | None]:
         return _call(part.get("name"), part.get("input", {})), None
     if kind == "tool_result":  # Anthropic: the tool's answer, sent in a user message
         inner = part.get("content", "")
-        text = inner if isinstance(inner, str) else message_text(inner)
-        return text, bool(part.get("is_error", False))
+        if isinstance(inner, list):  # its own parts; a result of only images has no text
+            texts = [t for t, _ in (_part_text(m, p) for m, p in enumerate(inner)) if t is not None]
+            inner = "\n".join(texts)
+        if not isinstance(inner, str):
+            raise TurnValidationError(
+                f"content part {n} is a tool result whose content is {inner!r}"
+            )
+        return inner, bool(part.get("is_error", False))
     if kind != "text":
         return None, None  # an image or another part without text
     if not isinstance(part.get("text"), str):
