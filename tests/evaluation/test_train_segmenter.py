@@ -99,6 +99,17 @@ class TestTrain:
         assert a.roles_unknown is not None and b.roles_unknown is not None
         assert np.array_equal(a.roles_unknown.weights, b.roles_unknown.weights)
 
+    def test_a_fit_stopped_by_the_iteration_cap_is_logged(self, root, monkeypatch, caplog):
+        from episeg.evaluation import train_fit
+
+        with caplog.at_level("WARNING", logger="episeg.evaluation.train_fit"):
+            small(root)
+        assert not [r for r in caplog.records if "iterations before tol" in r.getMessage()]
+        monkeypatch.setattr(train_fit, "FIT_MAX_ITER", 1)
+        with caplog.at_level("WARNING", logger="episeg.evaluation.train_fit"):
+            small(root)
+        assert [r for r in caplog.records if "stopped at 1 iterations" in r.getMessage()]
+
     def test_provenance_and_shape(self, root):
         m = small(root)
         assert m.names == feature_names(0) and set(m.vectors) == {"turn", "shift", "agree"}
