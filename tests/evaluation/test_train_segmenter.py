@@ -99,6 +99,7 @@ class TestTrain:
         assert a.roles_unknown is not None and b.roles_unknown is not None
         assert np.array_equal(a.roles_unknown.weights, b.roles_unknown.weights)
 
+    @pytest.mark.filterwarnings("ignore::sklearn.exceptions.ConvergenceWarning")  # on purpose
     def test_a_fit_stopped_by_the_iteration_cap_is_logged(self, root, monkeypatch, caplog):
         from episeg.evaluation import train_fit
 
