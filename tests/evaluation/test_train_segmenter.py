@@ -124,6 +124,22 @@ class TestTrain:
         rule = m.meta["adaptive"]  # the relative rule, its floor 1 logit below the threshold
         assert rule["g"] == 2.5 and rule["floor"] == pytest.approx(m.threshold - 1.0)
 
+    def test_the_curve_the_threshold_was_chosen_from_is_kept(self, root):
+        from episeg.evaluation.train_fit import TAUS
+
+        for m in (small(root), small(root).roles_unknown):
+            assert m is not None
+            rows = m.meta["oof_by_threshold"]
+            assert [r["threshold"] for r in rows] == sorted(TAUS)
+            for r in rows:  # each row's mean is its corpora's
+                pks = [c["pk_a"] for c in r["corpora"].values()]
+                assert r["mean_pk_a"] == pytest.approx(sum(pks) / len(pks))
+            # the chosen threshold is the arg-min of that curve (ties: the higher one)
+            best = min(rows, key=lambda r: (r["mean_pk_a"], -r["threshold"]))
+            assert best["threshold"] == m.threshold
+            at = {n: c["pk_a"] for n, c in best["corpora"].items()}
+            assert at == {n: s["pk_a"] for n, s in m.meta["oof_at_threshold"].items()}
+
     def test_agent_preset_trains_a_roles_unknown_model_on_masked_copies(self, root):
         m = small(root)
         sub = m.roles_unknown
@@ -159,7 +175,14 @@ class TestTrain:
         assert main(argv) == 0
         printed = capsys.readouterr().out
         assert "out-of-fold" in printed and "roles-unknown model: threshold" in printed
+        assert printed.count("thresholds within 0.005 of the best") == 2
+        assert printed.count("<- chosen") == 2  # one listed row per model is its threshold
         loaded = BoundaryModel.load(out)
+        assert loaded.meta["oof_by_threshold"][0]["corpora"].keys() == {
+            "tiage",
+            "superdialseg",
+            "agent_tau",
+        }
         assert loaded.meta["preset"] == "agent" and loaded.roles_unknown is not None
         assert LearnedPolicy(loaded).adaptive == AdaptiveThreshold.from_meta(
             loaded.meta["adaptive"]

@@ -35,6 +35,7 @@ __all__ = [
     "TERM_DIMS",
     "CrossValidated",
     "cross_validated",
+    "curve_rows",
     "decode",
     "fit",
     "logits",
@@ -139,12 +140,42 @@ def decode(corpus: Corpus, logits: np.ndarray, tau: float, min_turns: int = 1) -
 
 @dataclass(frozen=True)
 class CrossValidated:
-    """A fit on every row, its CV-chosen threshold and band, the out-of-fold scores there."""
+    """A fit on every row, its CV-chosen threshold and band, the out-of-fold scores there.
+
+    ``curve`` holds the out-of-fold scores of every corpus at every threshold of
+    :data:`TAUS`: the curve the threshold was chosen from (it can be flat, see
+    :func:`curve_rows`).
+    """
 
     model: BoundaryModel
     threshold: float
     band: float
     oof: dict[str, dict[str, float]]
+    curve: dict[float, dict[str, dict[str, float]]]
+
+
+def curve_rows(curve: dict[float, dict[str, dict[str, float]]]) -> list[dict[str, object]]:
+    """The CV curve as JSON-ready rows: threshold, mean Pk, each corpus's Pk and boundary ratio.
+
+    Stored in a trained model's metadata (``oof_by_threshold``) so that a
+    flat curve is visible: on the shipped agent preset's training rows the
+    mean Pk moved by 0.0006 from -0.625 to 0 (docs/RESULTS.md, "Converged fits").
+
+    >>> row = curve_rows({-0.5: {"a": {"pk_a": 0.3, "wd_a": 0.4, "f1_a": 0.5, "ratio": 1.1},
+    ...                          "b": {"pk_a": 0.2, "wd_a": 0.3, "f1_a": 0.6, "ratio": 0.9}}})[0]
+    >>> row["threshold"], round(row["mean_pk_a"], 3), row["corpora"]["b"]
+    (-0.5, 0.25, {'pk_a': 0.2, 'ratio': 0.9})
+    """
+    return [
+        {
+            "threshold": tau,
+            "mean_pk_a": float(np.mean([s["pk_a"] for s in scores.values()])),
+            "corpora": {
+                name: {"pk_a": s["pk_a"], "ratio": s["ratio"]} for name, s in scores.items()
+            },
+        }
+        for tau, scores in sorted(curve.items())
+    ]
 
 
 def cross_validated(
@@ -189,5 +220,5 @@ def cross_validated(
     margins = np.sort(np.abs(np.concatenate(oof)[eligible] - tau))
     band = float(margins[min(len(margins) - 1, int(judge_share * len(margins)))])
     final = fit([cp.rows for cp in corpora], dims=dims, c=c, seed=seed, lookahead=lookahead)
-    scores = {cp.name: s for cp, s in zip(corpora, table[tau], strict=True)}
-    return CrossValidated(final, tau, band, scores)
+    curve = {t: {cp.name: s for cp, s in zip(corpora, table[t], strict=True)} for t in TAUS}
+    return CrossValidated(final, tau, band, curve[tau], curve)

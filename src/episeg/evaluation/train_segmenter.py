@@ -36,7 +36,11 @@ cross-validation *within* the train parts (folds by dialogue): the one with
 the lowest mean protocol-A Pk over the preset's corpora; the judge band is
 the half-width around it holding ``--judge-share`` of the scored turns. The
 PCA is folded into three 384-dim weight vectors, saved with
-:meth:`BoundaryModel.save`.
+:meth:`BoundaryModel.save`. The metadata keeps the out-of-fold scores at the
+chosen threshold (``oof_at_threshold``) and the whole curve it was chosen
+from (``oof_by_threshold``: every threshold's mean Pk and each corpus's Pk
+and boundary ratio); the command prints the thresholds near the best, because
+that curve can be flat (docs/RESULTS.md, "Converged fits").
 
 The agent preset also trains, by the same recipe, a second model for streams
 whose speaker roles are unknown (``BoundaryModel.roles_unknown``): on
@@ -66,7 +70,7 @@ import numpy as np
 
 from episeg.errors import ConfigError
 from episeg.evaluation.datasets import default_data_root, read_jsonl, select_part
-from episeg.evaluation.train_fit import CrossValidated, cross_validated
+from episeg.evaluation.train_fit import CrossValidated, cross_validated, curve_rows
 from episeg.evaluation.train_presets import LICENCES, PRESETS, TRAIN_PARTS, Preset, adaptive_meta
 from episeg.evaluation.train_rows import (
     Corpus,
@@ -81,6 +85,9 @@ from episeg.typing import Embedder
 __all__ = ["PRESETS", "TRAIN_PARTS", "Preset", "main", "stream_boundaries", "train", "turn_views"]
 
 log = logging.getLogger(__name__)
+
+NEAR_BEST = 0.005
+"""The CLI lists every threshold whose mean out-of-fold Pk is this close to the best."""
 
 
 def train(
@@ -191,6 +198,7 @@ def _model(
         "threshold": cv.threshold,
         "band": cv.band,
         "oof_at_threshold": cv.oof,
+        "oof_by_threshold": curve_rows(cv.curve),
     }
     return dataclasses.replace(
         final, threshold=cv.threshold, band=cv.band, meta=full, roles_unknown=sub
@@ -277,7 +285,19 @@ def main(argv: Sequence[str] | None = None) -> int:
                 f"  out-of-fold {name}: Pk {s['pk_a']:.3f} WD {s['wd_a']:.3f} "
                 f"F1 {s['f1_a']:.3f} ratio {s['ratio']:.2f}"
             )
+        _print_near_best(m.meta["oof_by_threshold"], m.threshold)
     return 0
+
+
+def _print_near_best(rows: list[dict[str, Any]], chosen: float) -> None:
+    """The thresholds whose mean out-of-fold Pk is within ``NEAR_BEST`` of the best: how flat."""
+    best = min(float(r["mean_pk_a"]) for r in rows)
+    print(f"  thresholds within {NEAR_BEST} of the best mean out-of-fold Pk:")
+    for r in rows:
+        if float(r["mean_pk_a"]) <= best + NEAR_BEST:
+            mark = "  <- chosen" if r["threshold"] == chosen else ""
+            ratios = " ".join(f"{n} {c['ratio']:.2f}" for n, c in r["corpora"].items())
+            print(f"    {r['threshold']:+.3f}: mean Pk {r['mean_pk_a']:.4f}, ratio {ratios}{mark}")
 
 
 if __name__ == "__main__":
