@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import itertools
 from pathlib import Path
 
 import pytest
@@ -29,3 +30,25 @@ def test_second_run_on_the_same_path_reuses_the_store(tmp_path: Path) -> None:
     assert second["recall_resident_ratio"] == pytest.approx(
         second["recall_resident_p50_ms"] / again
     )
+    # both ratios again, the raw query and recall timed turn about
+    for label in ("", "resident_"):
+        base, meas = (
+            second[f"raw_{label}interleaved_p50_ms"],
+            second[f"recall_{label}interleaved_p50_ms"],
+        )
+        assert base > 0 and meas > 0
+        assert second[f"recall_{label}interleaved_ratio"] == pytest.approx(meas / base)
+
+
+def test_interleaved_timing_never_times_one_item_twice_in_a_row() -> None:
+    from episeg.benchmarks.store_bench import time_interleaved
+
+    calls: list[tuple[str, int]] = []
+    time_interleaved(
+        lambda x: calls.append(("base", x)), lambda x: calls.append(("meas", x)), range(5), rounds=2
+    )
+    assert len(calls) == 20 and [c[0] for c in calls[:4]] == ["base", "meas", "base", "meas"]
+    assert calls[:2] == [("base", 0), ("meas", 2)]
+    assert all(a[1] != b[1] for a, b in itertools.pairwise(calls))
+    # every item timed once per round by each side
+    assert sorted(x for kind, x in calls if kind == "meas") == sorted(list(range(5)) * 2)

@@ -82,6 +82,41 @@ def time_each(call: Callable[[T], object], items: Iterable[T]) -> tuple[float, f
     return percentiles_ms(samples)
 
 
+def time_interleaved(
+    baseline: Callable[[T], object],
+    measured: Callable[[T], object],
+    items: Sequence[T],
+    *,
+    rounds: int = 3,
+) -> tuple[float, float]:
+    """p50 in milliseconds of ``baseline`` and of ``measured``, timed turn about.
+
+    Timing one loop after the other lets the machine's load drift between
+    them (on this 2-core machine the same raw query's p50 moved from 3.3 to
+    5.7 ms between runs). Here, in each round, item ``i`` is timed with
+    ``baseline`` and right after it item ``(i + n // 2) % n`` with
+    ``measured``, so both see the same moments; never the same item twice in a
+    row, because a repeated query runs faster while its data are still in
+    cache (docs/RESULTS.md, "Tried and not kept: pausing the lexical lists").
+
+    >>> base, meas = time_interleaved(abs, lambda x: sorted(range(x)), [5, 50, 500], rounds=2)
+    >>> base >= 0 and meas >= 0
+    True
+    """
+    n = len(items)
+    base: list[float] = []
+    meas: list[float] = []
+    for _ in range(rounds):
+        for i in range(n):
+            t0 = time.perf_counter()
+            baseline(items[i])
+            t1 = time.perf_counter()
+            measured(items[(i + n // 2) % n])
+            base.append(t1 - t0)
+            meas.append(time.perf_counter() - t1)
+    return percentiles_ms(base)[0], percentiles_ms(meas)[0]
+
+
 def main_for(
     run: Callable[..., dict[str, Any]],
     argv: Sequence[str] | None,
