@@ -52,3 +52,5 @@ def test_interleaved_timing_never_times_one_item_twice_in_a_row() -> None:
     assert all(a[1] != b[1] for a, b in itertools.pairwise(calls))
     # every item timed once per round by each side
     assert sorted(x for kind, x in calls if kind == "meas") == sorted(list(range(5)) * 2)
+    with pytest.raises(ValueError, match="at least one item"):
+        time_interleaved(abs, abs, [])

@@ -95,15 +95,18 @@ def time_interleaved(
     them (on this 2-core machine the same raw query's p50 moved from 3.3 to
     5.7 ms between runs). Here, in each round, item ``i`` is timed with
     ``baseline`` and right after it item ``(i + n // 2) % n`` with
-    ``measured``, so both see the same moments; never the same item twice in a
-    row, because a repeated query runs faster while its data are still in
-    cache (docs/RESULTS.md, "Tried and not kept: pausing the lexical lists").
+    ``measured``, so both see the same moments; with two items or more, never
+    the same item twice in a row, because a repeated query runs faster while
+    its data are still in cache (docs/RESULTS.md, "Tried and not kept: pausing
+    the lexical lists").
 
     >>> base, meas = time_interleaved(abs, lambda x: sorted(range(x)), [5, 50, 500], rounds=2)
     >>> base >= 0 and meas >= 0
     True
     """
     n = len(items)
+    if n < 1 or rounds < 1:
+        raise ValueError(f"need at least one item and one round, got {n} and {rounds}")
     base: list[float] = []
     meas: list[float] = []
     for _ in range(rounds):
