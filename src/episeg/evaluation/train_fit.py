@@ -150,8 +150,12 @@ class CrossValidated:
     model: BoundaryModel
     threshold: float
     band: float
-    oof: dict[str, dict[str, float]]
     curve: dict[float, dict[str, dict[str, float]]]
+
+    @property
+    def oof(self) -> dict[str, dict[str, float]]:
+        """Every corpus's out-of-fold scores at the chosen threshold."""
+        return self.curve[self.threshold]
 
 
 def curve_rows(curve: dict[float, dict[str, dict[str, float]]]) -> list[dict[str, object]]:
@@ -223,4 +227,4 @@ def cross_validated(
     band = float(margins[min(len(margins) - 1, int(judge_share * len(margins)))])
     final = fit([cp.rows for cp in corpora], dims=dims, c=c, seed=seed, lookahead=lookahead)
     curve = {t: {cp.name: s for cp, s in zip(corpora, table[t], strict=True)} for t in TAUS}
-    return CrossValidated(final, tau, band, curve[tau], curve)
+    return CrossValidated(final, tau, band, curve)
