@@ -171,6 +171,10 @@ def run_hierarchical_bench(
     n_candidates = recaller.params.turn_candidates
     raw = client.get_collection(turn_collection_name("tenant-0"))
     include: Any = ["distances"]
+
+    def raw_query(q: np.ndarray) -> object:  # the baseline: what the recaller reads, raw
+        return raw.query(query_embeddings=q.reshape(1, -1), n_results=n_candidates, include=include)
+
     figures: dict[str, Any] = {
         "n_episodes": n_episodes,
         "turns_per_episode": turns,
@@ -186,9 +190,7 @@ def run_hierarchical_bench(
         "index_bytes": sum(p.stat().st_size for p in folder.rglob("*") if p.is_file()),
     }
     figures["raw_turn_query_p50_ms"], figures["raw_turn_query_p99_ms"] = time_each(
-        lambda q: raw.query(
-            query_embeddings=q.reshape(1, -1), n_results=n_candidates, include=include
-        ),
+        raw_query,
         qvecs,
     )
     for label, budget in (("recall", None), ("recall_500w", 500)):
@@ -200,14 +202,9 @@ def run_hierarchical_bench(
     figures.update(_read_floor(recaller, raw_store, qvecs, qtexts, figures))
     queries_ = list(zip(qvecs, qtexts, strict=True))
 
-    def raw_query(qt: tuple[np.ndarray, str]) -> object:
-        return raw.query(
-            query_embeddings=qt[0].reshape(1, -1), n_results=n_candidates, include=include
-        )
-
     def interleaved(label: str, rec: HierarchicalRecaller) -> None:
         base, meas = time_interleaved(
-            raw_query, lambda qt: rec.recall(qt[0], 10, text=qt[1]), queries_
+            lambda qt: raw_query(qt[0]), lambda qt: rec.recall(qt[0], 10, text=qt[1]), queries_
         )
         figures[f"raw_{label}interleaved_p50_ms"] = base
         figures[f"recall_{label}interleaved_p50_ms"] = meas
@@ -216,9 +213,7 @@ def run_hierarchical_bench(
     interleaved("", recaller)
     figures["resident_bytes_per_episode"] = _resident_bytes(raw_store, folder)
     figures["raw_turn_query_again_p50_ms"], figures["raw_turn_query_again_p99_ms"] = time_each(
-        lambda q: raw.query(
-            query_embeddings=q.reshape(1, -1), n_results=n_candidates, include=include
-        ),
+        raw_query,
         qvecs,
     )
     store = PersistentIndexedStore(raw_store, folder, cache_episodes=n_episodes)
