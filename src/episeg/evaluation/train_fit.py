@@ -19,8 +19,9 @@ True
 from __future__ import annotations
 
 import logging
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
+from typing import Any
 
 import numpy as np
 
@@ -39,6 +40,7 @@ __all__ = [
     "decode",
     "fit",
     "logits",
+    "near_best_lines",
 ]
 
 log = logging.getLogger(__name__)
@@ -182,6 +184,31 @@ def curve_rows(curve: dict[float, dict[str, dict[str, float]]]) -> list[dict[str
         }
         for tau, scores in sorted(curve.items())
     ]
+
+
+def near_best_lines(
+    rows: Sequence[Mapping[str, Any]], chosen: float, within: float = 0.005
+) -> list[str]:
+    """:func:`curve_rows` rows whose mean Pk is ``within`` of the best, as lines for the CLI.
+
+    >>> rows = [{"threshold": t, "mean_pk_a": pk, "corpora": {"a": {"pk_a": pk, "ratio": r}}}
+    ...         for t, pk, r in ((-0.5, 0.240, 1.2), (0.0, 0.242, 1.0), (0.5, 0.30, 0.6))]
+    >>> for line in near_best_lines(rows, -0.5):
+    ...     print(line)
+      thresholds within 0.005 of the best mean out-of-fold Pk:
+        -0.500: mean Pk 0.2400, ratio a 1.20  <- chosen
+        +0.000: mean Pk 0.2420, ratio a 1.00
+    """
+    best = min(float(r["mean_pk_a"]) for r in rows)
+    lines = [f"  thresholds within {within} of the best mean out-of-fold Pk:"]
+    for r in rows:
+        if float(r["mean_pk_a"]) <= best + within:
+            mark = "  <- chosen" if r["threshold"] == chosen else ""
+            ratios = " ".join(f"{n} {c['ratio']:.2f}" for n, c in r["corpora"].items())
+            lines.append(
+                f"    {r['threshold']:+.3f}: mean Pk {r['mean_pk_a']:.4f}, ratio {ratios}{mark}"
+            )
+    return lines
 
 
 def cross_validated(

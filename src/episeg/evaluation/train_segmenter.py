@@ -70,7 +70,12 @@ import numpy as np
 
 from episeg.errors import ConfigError
 from episeg.evaluation.datasets import default_data_root, read_jsonl, select_part
-from episeg.evaluation.train_fit import CrossValidated, cross_validated, curve_rows
+from episeg.evaluation.train_fit import (
+    CrossValidated,
+    cross_validated,
+    curve_rows,
+    near_best_lines,
+)
 from episeg.evaluation.train_presets import LICENCES, PRESETS, TRAIN_PARTS, Preset, adaptive_meta
 from episeg.evaluation.train_rows import (
     Corpus,
@@ -85,9 +90,6 @@ from episeg.typing import Embedder
 __all__ = ["PRESETS", "TRAIN_PARTS", "Preset", "main", "stream_boundaries", "train", "turn_views"]
 
 log = logging.getLogger(__name__)
-
-NEAR_BEST = 0.005
-"""The CLI lists every threshold whose mean out-of-fold Pk is this close to the best."""
 
 
 def train(
@@ -285,19 +287,8 @@ def main(argv: Sequence[str] | None = None) -> int:
                 f"  out-of-fold {name}: Pk {s['pk_a']:.3f} WD {s['wd_a']:.3f} "
                 f"F1 {s['f1_a']:.3f} ratio {s['ratio']:.2f}"
             )
-        _print_near_best(m.meta["oof_by_threshold"], m.threshold)
+        print("\n".join(near_best_lines(m.meta["oof_by_threshold"], m.threshold)))
     return 0
-
-
-def _print_near_best(rows: list[dict[str, Any]], chosen: float) -> None:
-    """The thresholds whose mean out-of-fold Pk is within ``NEAR_BEST`` of the best: how flat."""
-    best = min(float(r["mean_pk_a"]) for r in rows)
-    print(f"  thresholds within {NEAR_BEST} of the best mean out-of-fold Pk:")
-    for r in rows:
-        if float(r["mean_pk_a"]) <= best + NEAR_BEST:
-            mark = "  <- chosen" if r["threshold"] == chosen else ""
-            ratios = " ".join(f"{n} {c['ratio']:.2f}" for n, c in r["corpora"].items())
-            print(f"    {r['threshold']:+.3f}: mean Pk {r['mean_pk_a']:.4f}, ratio {ratios}{mark}")
 
 
 if __name__ == "__main__":
