@@ -76,7 +76,13 @@ def _reopened(folder: Path, threshold: int) -> ChromaBackend:
         "[b.store_for(t) for t in sys.argv[3:]]"
     )
     argv = [sys.executable, "-c", code, str(folder), str(threshold), _TENANT, "tenant-fresh"]
-    subprocess.run(argv, check=True, capture_output=True)
+    done = subprocess.run(argv, capture_output=True, text=True)
+    if done.returncode != 0:  # say why: the child's own error, not only its exit status
+        tail = "\n".join(done.stderr.strip().splitlines()[-15:])
+        raise RuntimeError(
+            f"setting sync_threshold {threshold} on {folder} failed"
+            f" (exit {done.returncode}):\n{tail}"
+        )
     return ChromaBackend.persistent(folder, sync_threshold=threshold)
 
 
