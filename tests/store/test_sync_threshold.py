@@ -13,9 +13,11 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from chromadb.errors import InternalError
 
-from episeg.errors import ConfigError, TenantError
+from episeg.errors import ConfigError, StoreError, TenantError
 from episeg.store import ChromaBackend
+from episeg.store.chroma_io import OPEN_ATTEMPTS
 from episeg.store.tenants import collection_name
 from episeg.store.turns import turn_collection_name
 from episeg.testing import ChromaServer
@@ -69,6 +71,53 @@ def test_another_tenants_collection_is_never_reconfigured(tmp_path: Path) -> Non
         backend.store_for("alice")
     config = client.get_collection(collection_name("alice")).configuration_json
     assert config["hnsw"]["sync_threshold"] == 7
+
+
+class _FailingOpens:
+    """A real Chroma client whose first ``n`` collection opens raise ``message``."""
+
+    def __init__(self, client: Any, n: int, message: str) -> None:
+        self._client, self.left, self.message, self.calls = client, n, message, 0
+
+    def get_or_create_collection(self, *args: Any, **kwargs: Any) -> Any:
+        self.calls += 1
+        if self.left:
+            self.left -= 1
+            raise InternalError(self.message)
+        return self._client.get_or_create_collection(*args, **kwargs)
+
+    def __getattr__(self, name: str) -> Any:
+        return getattr(self._client, name)
+
+
+_LOCKED = "Database error: error returned from database: (code: 5) database is locked"
+
+
+def test_a_locked_database_on_open_is_tried_again_and_logged(
+    tmp_path: Path, caplog: pytest.LogCaptureFixture
+) -> None:
+    real = ChromaBackend.persistent(tmp_path)
+    client = _FailingOpens(real._client, 2, _LOCKED)
+    with caplog.at_level(logging.WARNING, logger="episeg.store"):
+        ChromaBackend(client, sync_threshold=30).store_for("alice")
+    assert client.calls == 4  # two refused, then the episode and the turn collection
+    assert _thresholds(real, "alice") == [30, 30]
+    retries = [r.getMessage() for r in caplog.records if "locked" in r.getMessage()]
+    assert len(retries) == 2 and "attempt 1 of" in retries[0]
+
+
+def test_a_lock_that_persists_is_raised_after_the_last_attempt(tmp_path: Path) -> None:
+    client = _FailingOpens(ChromaBackend.persistent(tmp_path)._client, 99, _LOCKED)
+    with pytest.raises(StoreError, match="database is locked"):
+        ChromaBackend(client).store_for("alice")
+    assert client.calls == OPEN_ATTEMPTS
+
+
+def test_any_other_refusal_on_open_is_not_tried_again(tmp_path: Path) -> None:
+    client = _FailingOpens(ChromaBackend.persistent(tmp_path)._client, 1, "disk I/O error")
+    with pytest.raises(StoreError, match="disk I/O error"):
+        ChromaBackend(client).store_for("alice")
+    assert client.calls == 1
 
 
 @pytest.mark.parametrize("bad", [0, -3, 1.5, True])

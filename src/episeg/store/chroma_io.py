@@ -21,6 +21,14 @@ from typing import Any, TypeVar
 
 import httpx
 from chromadb.errors import ChromaError
+from tenacity import (
+    RetryCallState,
+    Retrying,
+    retry_if_exception,
+    stop_after_attempt,
+    wait_exponential,
+    wait_random,
+)
 
 from episeg.errors import StoreError, StoreUnavailableError
 
@@ -30,6 +38,7 @@ __all__ = [
     "READ_INCLUDE",
     "TORN_HINT",
     "TORN_SEGMENT",
+    "is_locked",
     "is_torn",
     "open_collection",
     "rebuilt_retry",
@@ -53,6 +62,39 @@ COLLECTION_CONFIG: Any = {"hnsw": {"space": "cosine", "sync_threshold": 1}}
 # episodes, ~18 ms on average at sync_threshold 100 (episeg bench write; EpisegConfig.store).
 
 
+# Chroma's SQLite can refuse a write at once with SQLITE_BUSY ("database is locked",
+# code 5) when two of its own connections want to write at the same time: seen on 2 of
+# 50 runs of the write benchmark's doctest under load, when a fresh process reconfigured
+# a collection (2026-12-06). Opening a collection is idempotent, so it is tried again.
+OPEN_ATTEMPTS = 5
+
+
+def is_locked(exc: BaseException) -> bool:
+    """Whether ``exc`` (or what it was raised from) is SQLite's transient "database is locked".
+
+    >>> is_locked(Exception("error returned from database: (code: 5) database is locked"))
+    True
+    >>> is_locked(Exception("no such table: collections"))
+    False
+    """
+    seen: BaseException | None = exc
+    while seen is not None:
+        if "database is locked" in str(seen).lower():
+            return True
+        seen = seen.__cause__
+    return False
+
+
+def _log_retry(state: RetryCallState) -> None:
+    exc = state.outcome.exception() if state.outcome is not None else None
+    log.warning(
+        "Chroma's database was locked opening a collection (attempt %d of %d): %s; trying again",
+        state.attempt_number,
+        OPEN_ATTEMPTS,
+        exc,
+    )
+
+
 def open_collection(client: Any, name: str, tenant: str, *, sync_threshold: int = 1) -> Any:
     """Get or create ``name`` for ``tenant`` with ``sync_threshold`` (set on an existing one).
 
@@ -60,8 +102,21 @@ def open_collection(client: Any, name: str, tenant: str, *, sync_threshold: int 
     reconfigured and the change logged; Chroma applies it from the next time
     it opens the collection (its open index keeps the old one until then).
     A collection stamped with another tenant is returned untouched: the
-    caller refuses it.
+    caller refuses it. A transient "database is locked" from Chroma's SQLite
+    is tried again (up to :data:`OPEN_ATTEMPTS` times in all, backing off
+    from 50 ms, each logged); the last failure is raised as it is.
     """
+    retrying = Retrying(
+        retry=retry_if_exception(is_locked),
+        stop=stop_after_attempt(OPEN_ATTEMPTS),
+        wait=wait_exponential(multiplier=0.05, max=1.0) + wait_random(0, 0.05),
+        before_sleep=_log_retry,
+        reraise=True,
+    )
+    return retrying(_open_collection, client, name, tenant, sync_threshold)
+
+
+def _open_collection(client: Any, name: str, tenant: str, sync_threshold: int) -> Any:
     config = {"hnsw": {**COLLECTION_CONFIG["hnsw"], "sync_threshold": sync_threshold}}
     col = client.get_or_create_collection(
         name, embedding_function=None, configuration=config, metadata={"episeg_tenant": tenant}
