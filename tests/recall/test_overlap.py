@@ -14,7 +14,7 @@ import pytest
 
 from episeg.config import EpisegConfig, RecallConfig
 from episeg.errors import ConfigError, StoreError
-from episeg.recall import overlap
+from episeg.recall import candidates, overlap
 from episeg.recall.hierarchical import Expand, HierarchicalRecaller, RecallHit
 from episeg.recall.index import IndexedStore
 from episeg.store import ChromaBackend
@@ -128,6 +128,30 @@ class TestThreads:
         _recaller(store, overlap_reads).recall("canary pods", 3)  # type: ignore[arg-type]
         (name,) = store.threads
         assert name.startswith("episeg-recall") is overlap_reads
+
+    def test_the_lexical_lists_start_only_once_the_worker_runs(
+        self, chroma_store: IndexedStore, monkeypatch: pytest.MonkeyPatch
+    ) -> None:
+        # the worker needs the GIL to reach Chroma's search; the caller must not take it
+        # for the lexical lists first (docs/RESULTS.md: the query then started late)
+        events: list[str] = []
+        real_started, real_lexical = candidates._dense_started, candidates.lexical_lists
+
+        def started(*args: Any) -> Any:
+            events.append(f"worker on {threading.current_thread().name.split('_')[0]}")
+            return real_started(*args)
+
+        def lexical(*args: Any) -> Any:
+            events.append("lexical")
+            return real_lexical(*args)
+
+        monkeypatch.setattr(candidates, "_dense_started", started)
+        monkeypatch.setattr(candidates, "lexical_lists", lexical)
+        monkeypatch.setattr(candidates, "_HANDOFF_WAIT", 60.0)  # never the time-out here
+        recaller = _recaller(chroma_store, True)
+        for _ in range(20):
+            recaller.recall("canary pods", 3)
+        assert events == ["worker on episeg-recall", "lexical"] * 20
 
     def test_a_vector_alone_needs_no_worker(self, chroma_store: IndexedStore) -> None:
         store = _RecordingStore(chroma_store)

@@ -7,9 +7,11 @@ overlap almost completely: at 10^5 episodes hierarchical recall went from
 8.1-8.5 ms to 6.3 ms p50, against 3.2-3.3 ms for the raw query alone
 (docs/RESULTS.md). Pure-Python work on the calling thread does *not* overlap:
 the query thread needs the GIL back to build its result, so nothing else is
-done while the query runs. Reading likely episodes ahead during the query
-was measured too and lost (6.6 ms): a second store read competes with the
-query for the same two cores.
+done while the query runs. For the same reason the query's thread needs the
+GIL to *start*: :func:`~episeg.recall.candidates.gather` waits until the
+worker runs before it takes the GIL for the lexical lists. Reading likely
+episodes ahead during the query was measured too and lost (6.6 ms): a second
+store read competes with the query for the same two cores.
 
 The pool is one per process (``WORKERS`` threads, made on first use and made
 again in a child after ``fork``), shared by every tenant, so it never makes a
