@@ -36,12 +36,14 @@ from pathlib import Path
 from typing import Any
 
 import chromadb
+from chromadb.api.shared_system_client import SharedSystemClient
 from chromadb.config import Settings
 from chromadb.errors import NotFoundError
 
 from episeg.config.memory import StoreConfig
 from episeg.store.chroma_io import translate
 from episeg.store.collection import ChromaEpisodeStore
+from episeg.store.scrub import scrub_store
 from episeg.store.tenants import collection_name
 from episeg.store.turns import turn_collection_name
 
@@ -79,8 +81,15 @@ class ChromaBackend:
     def persistent(
         cls, path: str | Path, *, allow_reset: bool = False, sync_threshold: int = 1
     ) -> ChromaBackend:
-        """Embedded ``chromadb.PersistentClient`` storing under ``path``."""
+        """Embedded ``chromadb.PersistentClient`` storing under ``path``.
+
+        Unless this process has ``path`` open already, the unused slots of its
+        vector files are zeroed first (:mod:`episeg.store.scrub`): Chroma
+        writes them as the heap left them, which can hold erased text.
+        """
         StoreConfig(sync_threshold=sync_threshold)  # a bad value fails before opening anything
+        if not _open_here(Path(path)):
+            scrub_store(Path(path))
         with translate(f"opening {path}"):
             client = chromadb.PersistentClient(path=str(path), settings=_settings(allow_reset))
         backend = cls(client, sync_threshold=sync_threshold)
@@ -152,3 +161,13 @@ class ChromaBackend:
             if isinstance(owner, str) and col.name == collection_name(owner):
                 found.add(owner)
         return sorted(found)
+
+
+def _open_here(path: Path) -> bool:
+    """Whether a Chroma client of this process has the embedded store at ``path`` open."""
+    target = path.resolve()
+    return any(
+        Path(key).resolve() == target
+        for key in list(SharedSystemClient._identifier_to_system)
+        if key
+    )
