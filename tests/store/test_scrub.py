@@ -15,7 +15,7 @@ import numpy as np
 import pytest
 from chromadb.api.shared_system_client import SharedSystemClient
 
-from episeg.store import ChromaBackend
+from episeg.store import ChromaBackend, scrub
 from episeg.store.scrub import HEADER, STATE, scrub_segment, scrub_store
 from tests.store.store_helpers import make_episode
 
@@ -140,3 +140,20 @@ def test_a_store_this_process_has_open_is_not_touched(tmp_path: Path) -> None:
     _planted(tmp_path)
     ChromaBackend.persistent(tmp_path)  # the same folder, still open here: Chroma owns its files
     assert b"stalesecret42" in _all_bytes(tmp_path)
+
+
+def test_a_segment_it_cannot_write_is_logged_and_tried_at_the_next_open(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, caplog: pytest.LogCaptureFixture
+) -> None:
+    _segment(tmp_path / "seg")
+
+    def refuse(segment: Path) -> int:
+        raise PermissionError(13, "Permission denied", str(segment / "data_level0.bin"))
+
+    monkeypatch.setattr(scrub, "scrub_segment", refuse)
+    with caplog.at_level(logging.WARNING, logger="episeg.store"):
+        assert scrub_store(tmp_path) == 0
+    assert any("could not zero" in r.getMessage() for r in caplog.records)
+    assert not (tmp_path / STATE).exists()  # not recorded: tried again next time
+    monkeypatch.undo()
+    assert scrub_store(tmp_path) == 140

@@ -30,6 +30,7 @@ Embeddings are always passed explicitly; collections are created with
 from __future__ import annotations
 
 import builtins
+import threading
 from collections.abc import Mapping
 from functools import cache
 from pathlib import Path
@@ -88,9 +89,9 @@ class ChromaBackend:
         writes them as the heap left them, which can hold erased text.
         """
         StoreConfig(sync_threshold=sync_threshold)  # a bad value fails before opening anything
-        if not _open_here(Path(path)):
-            scrub_store(Path(path))
-        with translate(f"opening {path}"):
+        with _opening, translate(f"opening {path}"):
+            if not _open_here(Path(path)):
+                scrub_store(Path(path))
             client = chromadb.PersistentClient(path=str(path), settings=_settings(allow_reset))
         backend = cls(client, sync_threshold=sync_threshold)
         backend.path = Path(path)
@@ -163,11 +164,17 @@ class ChromaBackend:
         return sorted(found)
 
 
+_opening = threading.Lock()  # the open-here check, the scrub and the client: one at a time
+
+
 def _open_here(path: Path) -> bool:
-    """Whether a Chroma client of this process has the embedded store at ``path`` open."""
+    """Whether a Chroma client of this process has the embedded store at ``path`` open.
+
+    ``True`` also when chromadb no longer keeps its clients where this looks
+    (the scrub is then skipped rather than risked under an open store).
+    """
+    systems = getattr(SharedSystemClient, "_identifier_to_system", None)
+    if not isinstance(systems, dict):
+        return True
     target = path.resolve()
-    return any(
-        Path(key).resolve() == target
-        for key in list(SharedSystemClient._identifier_to_system)
-        if key
-    )
+    return any(Path(key).resolve() == target for key in list(systems) if key)

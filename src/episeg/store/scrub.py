@@ -67,12 +67,24 @@ def scrub_store(folder: Path) -> int:
         if capacity is not None and done.get(segment.name) == capacity:
             seen[segment.name] = capacity
             continue
-        rewritten = scrub_segment(segment)
+        try:
+            rewritten = scrub_segment(segment)
+        except OSError as exc:  # e.g. a read-only store: it still opens, and says so
+            log.warning(
+                "could not zero the unused slots of %s (%s): stale text may stay "
+                "in Chroma's vector files",
+                segment.name,
+                exc,
+            )
+            continue
         if rewritten is not None and capacity is not None:
             seen[segment.name] = capacity
             zeroed += rewritten
     if seen != done:
-        _write_state(state, seen)
+        try:
+            _write_state(state, seen)
+        except OSError as exc:
+            log.warning("could not record the scrubbed segments in %s (%s)", state, exc)
     if zeroed:
         log.info("zeroed %d bytes of unused slots in Chroma's vector files", zeroed)
     return zeroed
