@@ -3,10 +3,11 @@
 Embedded Chroma writes the unused slots of a new HNSW segment as the heap left
 them (chroma-core/chroma#7688), so text that ``Memory.forget`` erased (or
 another tenant's) can sit in ``data_level0.bin`` / ``length.bin``. The store is
-scrubbed when it is opened. Each test runs the forget scenario 100 times in a
-fresh process: right after the erasure the text is still in some runs' files
-(this shows that the check can fail, and pins the upstream behaviour); after
-the store is opened again, in none, with every other episode intact.
+scrubbed when it is opened. The test runs the forget scenario 100 times in a
+fresh process, twice: right after the erasure the text is still in some runs'
+files (which shows the check can fail; should Chroma stop leaking, the test is
+skipped, since it could then show nothing); after the store is opened again,
+in none, with every other episode intact.
 """
 
 from __future__ import annotations
@@ -34,13 +35,10 @@ def _runs(mode: str, runs: int = 100) -> dict[str, object]:
 
 
 @pytest.mark.slow
-def test_right_after_forget_chromas_new_segments_can_still_hold_the_text() -> None:
-    result = _runs("forget")
-    assert result["leaks"], result  # upstream: when Chroma fixes #7688 this fails; drop it then
-    assert result["broken"] == 0
-
-
-@pytest.mark.slow
-def test_once_the_store_is_opened_again_no_file_holds_the_text() -> None:
-    result = _runs("reopen")
-    assert result["leaks"] == 0 and result["broken"] == 0, result
+def test_once_the_store_is_opened_again_no_file_holds_the_erased_text() -> None:
+    before = _runs("forget")
+    if not before["leaks"]:  # the check below would show nothing
+        pytest.skip(f"Chroma left no stale text in {before['runs']} runs (chroma#7688 fixed?)")
+    after = _runs("reopen")
+    assert before["broken"] == 0
+    assert after["leaks"] == 0 and after["broken"] == 0, (before, after)
