@@ -77,9 +77,14 @@ def is_locked(exc: BaseException) -> bool:
     >>> is_locked(Exception("no such table: collections"))
     False
     """
+    return _says(exc, ("database is locked",))
+
+
+def _says(exc: BaseException, words: tuple[str, ...]) -> bool:
+    """Whether ``exc`` or an exception it was raised from says one of ``words`` (lower case)."""
     seen: BaseException | None = exc
     while seen is not None:
-        if "database is locked" in str(seen).lower():
+        if any(w in str(seen).lower() for w in words):
             return True
         seen = seen.__cause__
     return False
@@ -153,12 +158,7 @@ def is_torn(exc: BaseException) -> bool:
     >>> is_torn(Exception("Error in compaction: Failed to apply logs to the hnsw segment writer"))
     True
     """
-    seen: BaseException | None = exc
-    while seen is not None:
-        if any(s in str(seen).lower() for s in TORN_SEGMENT):
-            return True
-        seen = seen.__cause__
-    return False
+    return _says(exc, TORN_SEGMENT)
 
 
 def rebuilt_retry(call: Callable[[], _T], rebuild: Callable[[], object], tenant: str) -> _T:
