@@ -2,12 +2,14 @@
 
 from __future__ import annotations
 
+import dataclasses
 import json
 from pathlib import Path
 
 import numpy as np
 import pytest
 
+from episeg.errors import ConfigError
 from episeg.evaluation.train_segmenter import PRESETS, main, train
 from episeg.segmentation.features import feature_names
 from episeg.segmentation.learned import AdaptiveThreshold, BoundaryModel, LearnedPolicy
@@ -34,6 +36,11 @@ def dialogue(i: int, speakers=("user", "agent"), with_types=False):
                 turn["type"] = None if j % 2 == 0 else "assistant-answer"
             turns.append(turn)
     return turns, bounds
+
+
+def replace_threshold(threshold: float | None):
+    """The agent preset with its main threshold pinned at ``threshold`` (``None``: unpinned)."""
+    return dataclasses.replace(PRESETS["agent"], threshold=threshold)
 
 
 def write_root(root: Path) -> Path:
@@ -134,11 +141,42 @@ class TestTrain:
             for r in rows:  # each row's mean is its corpora's
                 pks = [c["pk_a"] for c in r["corpora"].values()]
                 assert r["mean_pk_a"] == pytest.approx(sum(pks) / len(pks))
-            # the chosen threshold is the arg-min of that curve (ties: the higher one)
+            # the CV's threshold is the arg-min of that curve (ties: the higher one)
             best = min(rows, key=lambda r: (r["mean_pk_a"], -r["threshold"]))
-            assert best["threshold"] == m.threshold
-            at = {n: c["pk_a"] for n, c in best["corpora"].items()}
+            assert best["threshold"] == m.meta["cv_threshold"]
+            chosen = next(r for r in rows if r["threshold"] == m.threshold)
+            at = {n: c["pk_a"] for n, c in chosen["corpora"].items()}
             assert at == {n: s["pk_a"] for n, s in m.meta["oof_at_threshold"].items()}
+
+    def test_the_preset_pins_the_main_threshold_and_nothing_else(self, root, monkeypatch):
+        from episeg.evaluation import train_presets
+
+        m = small(root)
+        sub = m.roles_unknown
+        assert sub is not None
+        assert m.threshold == PRESETS["agent"].threshold == -0.25
+        assert sub.threshold == sub.meta["cv_threshold"]  # never pinned
+        assert m.meta["adaptive"]["floor"] == pytest.approx(-1.25)
+        # another pin moves the threshold, the band and the floor, not the fit or the curve
+        other = dataclasses.replace(PRESETS["agent"], threshold=0.5)
+        monkeypatch.setitem(train_presets.PRESETS, "agent", other)
+        moved = small(root)
+        assert moved.threshold == 0.5 and moved.meta["adaptive"]["floor"] == pytest.approx(-0.5)
+        assert np.array_equal(moved.weights, m.weights)
+        assert moved.meta["oof_by_threshold"] == m.meta["oof_by_threshold"]
+        assert moved.meta["cv_threshold"] == m.meta["cv_threshold"]
+        assert moved.roles_unknown is not None and moved.roles_unknown.threshold == sub.threshold
+        # unpinned, the CV's arg-min is the threshold
+        monkeypatch.setitem(train_presets.PRESETS, "agent", replace_threshold(None))
+        free = small(root)
+        assert free.threshold == free.meta["cv_threshold"] == m.meta["cv_threshold"]
+
+    def test_a_pin_off_the_cv_grid_is_refused(self, root, monkeypatch):
+        from episeg.evaluation import train_presets
+
+        monkeypatch.setitem(train_presets.PRESETS, "agent", replace_threshold(-0.3))
+        with pytest.raises(ConfigError, match="one of the CV grid"):
+            small(root)
 
     def test_agent_preset_trains_a_roles_unknown_model_on_masked_copies(self, root):
         m = small(root)
@@ -187,6 +225,28 @@ class TestTrain:
         assert LearnedPolicy(loaded).adaptive == AdaptiveThreshold.from_meta(
             loaded.meta["adaptive"]
         )
+
+    def test_cli_says_when_the_threshold_is_pinned_off_the_cv_choice(
+        self, root, tmp_path, monkeypatch, capsys
+    ):
+        import episeg.embedders as embedders
+        from episeg.evaluation import train_presets
+        from episeg.evaluation.train_fit import TAUS
+
+        monkeypatch.setattr(
+            embedders.MiniLMEmbedder,
+            "default",
+            classmethod(lambda cls, **kw: HashingEmbedder(dim=16)),
+        )
+        cv_choice = small(root).meta["cv_threshold"]
+        pin = next(t for t in TAUS if t != cv_choice)
+        monkeypatch.setitem(train_presets.PRESETS, "agent", replace_threshold(pin))
+        argv = ["--data-root", str(root), "--out", str(tmp_path / "w.npz"), "--dims", "2"]
+        assert main([*argv, "--folds", "2"]) == 0
+        printed = capsys.readouterr().out
+        said = f"threshold {pin:+.3f} (pinned by the preset; CV arg-min {cv_choice:+.3f})"
+        assert said in printed
+        assert f"    {pin:+.3f}: mean Pk" in printed  # listed even when off the best
 
     def test_unknown_preset_is_refused(self, root):
         from episeg.errors import ConfigError

@@ -25,6 +25,7 @@ from typing import Any
 
 import numpy as np
 
+from episeg.errors import ConfigError
 from episeg.evaluation.protocols import score_protocols
 from episeg.evaluation.train_rows import Corpus, TrainingRows, subset
 from episeg.segmentation.model import BoundaryModel
@@ -153,6 +154,8 @@ class CrossValidated:
     threshold: float
     band: float
     curve: dict[float, dict[str, dict[str, float]]]
+    cv_threshold: float
+    """The curve's arg-min; equal to ``threshold`` unless the threshold was pinned."""
 
     @property
     def oof(self) -> dict[str, dict[str, float]]:
@@ -189,7 +192,7 @@ def curve_rows(curve: dict[float, dict[str, dict[str, float]]]) -> list[dict[str
 def near_best_lines(
     rows: Sequence[Mapping[str, Any]], chosen: float, within: float = 0.005
 ) -> list[str]:
-    """:func:`curve_rows` rows whose mean Pk is ``within`` of the best, as lines for the CLI.
+    """:func:`curve_rows` rows whose mean Pk is ``within`` of the best (and ``chosen``'s), as lines.
 
     >>> rows = [{"threshold": t, "mean_pk_a": pk, "corpora": {"a": {"pk_a": pk, "ratio": r}}}
     ...         for t, pk, r in ((-0.5, 0.240, 1.2), (0.0, 0.242, 1.0), (0.5, 0.30, 0.6))]
@@ -202,7 +205,7 @@ def near_best_lines(
     best = min(float(r["mean_pk_a"]) for r in rows)
     lines = [f"  thresholds within {within} of the best mean out-of-fold Pk:"]
     for r in rows:
-        if float(r["mean_pk_a"]) <= best + within:
+        if float(r["mean_pk_a"]) <= best + within or r["threshold"] == chosen:
             mark = "  <- chosen" if r["threshold"] == chosen else ""
             ratios = " ".join(f"{n} {c['ratio']:.2f}" for n, c in r["corpora"].items())
             lines.append(
@@ -221,13 +224,17 @@ def cross_validated(
     lookahead: int,
     min_turns: int,
     judge_share: float,
+    pinned: float | None = None,
 ) -> CrossValidated:
     """The trainer's recipe over ``corpora`` (folds by dialogue, seeded).
 
     The threshold has the lowest mean out-of-fold protocol-A Pk over the
-    corpora (ties: the higher); the band is the half-width around it holding
+    corpora (ties: the higher), unless ``pinned`` (one of :data:`TAUS`) fixes
+    it; the band is the half-width around the threshold holding
     ``judge_share`` of the out-of-fold scores.
     """
+    if pinned is not None and pinned not in TAUS:
+        raise ConfigError(f"a pinned threshold must be one of the CV grid TAUS, got {pinned}")
     rng = np.random.default_rng(seed)
     fold_of = [rng.permutation(len(cp.dialogues)) % folds for cp in corpora]
     oof = [np.zeros(len(cp.rows.labels)) for cp in corpora]
@@ -248,10 +255,11 @@ def cross_validated(
         tau: [decode(cp, lg, tau, min_turns) for cp, lg in zip(corpora, oof, strict=True)]
         for tau in TAUS
     }
-    tau = min(TAUS, key=lambda t: (float(np.mean([s["pk_a"] for s in table[t]])), -t))
+    best = min(TAUS, key=lambda t: (float(np.mean([s["pk_a"] for s in table[t]])), -t))
+    tau = best if pinned is None else pinned
     eligible = np.concatenate([np.asarray(cp.rows.eligible) for cp in corpora])
     margins = np.sort(np.abs(np.concatenate(oof)[eligible] - tau))
     band = float(margins[min(len(margins) - 1, int(judge_share * len(margins)))])
     final = fit([cp.rows for cp in corpora], dims=dims, c=c, seed=seed, lookahead=lookahead)
     curve = {t: {cp.name: s for cp, s in zip(corpora, table[t], strict=True)} for t in TAUS}
-    return CrossValidated(final, tau, band, curve)
+    return CrossValidated(final, tau, band, curve, best)

@@ -41,6 +41,14 @@ class Preset:
     """The relative rule (g, window, min_scores, floor below the threshold), or none."""
     roles_unknown_model: bool = False
     """Also train a model for roles-unknown streams on role-masked copies of every corpus."""
+    threshold: float | None = None
+    """The main model's threshold, pinned (one of ``train_fit.TAUS``); ``None``: the CV's arg-min.
+
+    The agent preset pins -0.25, the CV's choice when ``boundary.npz`` first
+    shipped (2026-12-03): the CV curve is flat to ~0.001 Pk from -0.625 to 0,
+    so its arg-min moves with the last bits of a feature (docs/RESULTS.md,
+    "The threshold pinned in the preset"). The roles-unknown model's is never pinned.
+    """
 
 
 PRESETS = {
@@ -54,6 +62,7 @@ PRESETS = {
         min_turns=2,
         adaptive=(2.5, 20, 5, 1.0),
         roles_unknown_model=True,
+        threshold=-0.25,
     ),
     "chat": Preset("chat", ("tiage",), 64, 0.1, False, "chat.npz"),
 }

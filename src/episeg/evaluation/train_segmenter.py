@@ -33,7 +33,9 @@ is no evidence either way); PCA (``--dims``) of the three embedding terms
 fitted on the training rows; a logistic regression (``--C``) with each
 corpus weighing the same in total; the threshold chosen by 5-fold
 cross-validation *within* the train parts (folds by dialogue): the one with
-the lowest mean protocol-A Pk over the preset's corpora; the judge band is
+the lowest mean protocol-A Pk over the preset's corpora, unless the preset
+pins it (``Preset.threshold``; the CV's arg-min is kept as ``cv_threshold``
+in the metadata and printed beside it); the judge band is
 the half-width around it holding ``--judge-share`` of the scored turns. The
 PCA is folded into three 384-dim weight vectors, saved with
 :meth:`BoundaryModel.save`. The metadata keeps the out-of-fold scores at the
@@ -141,7 +143,7 @@ def train(
         )
         log.info("%s: %d dialogues, %d rows", name, len(chosen), len(corpora[-1].rows.labels))
 
-    def recipe(chosen: list[Corpus]) -> CrossValidated:
+    def recipe(chosen: list[Corpus], pinned: float | None = None) -> CrossValidated:
         return cross_validated(
             chosen,
             dims=dims,
@@ -151,6 +153,7 @@ def train(
             lookahead=lookahead,
             min_turns=spec.min_turns,
             judge_share=judge_share,
+            pinned=pinned,
         )
 
     settings = {
@@ -179,7 +182,7 @@ def train(
         meta = {**settings, "roles_known": False, "roles_dropped": dropped}
         sub = _model(recipe(masked), meta, spec, None)
     main_meta = {**settings, "roles_known": spec.roles_known}
-    return _model(recipe(corpora), main_meta, spec, sub)
+    return _model(recipe(corpora, spec.threshold), main_meta, spec, sub)
 
 
 def _masked(corpus: Corpus, vectors: list[np.ndarray], lookahead: int) -> Corpus:
@@ -198,6 +201,7 @@ def _model(
         **meta,
         "adaptive": adaptive_meta(spec, cv.threshold),
         "threshold": cv.threshold,
+        "cv_threshold": cv.cv_threshold,
         "band": cv.band,
         "oof_at_threshold": cv.oof,
         "oof_by_threshold": curve_rows(cv.curve),
@@ -223,12 +227,7 @@ def _parser() -> argparse.ArgumentParser:
         default="agent",
         help="agent (default; tiage+superdialseg+agent_tau) or chat (tiage, no roles)",
     )
-    p.add_argument(
-        "--out",
-        type=Path,
-        default=None,
-        help="weights file (.npz); default: the preset's shipped file",
-    )
+    p.add_argument("--out", type=Path, help="weights file (.npz); default: the preset's own")
     p.add_argument("--dims", type=int, default=None, help="PCA dimensions per embedding term")
     p.add_argument("--C", dest="c", type=float, default=None, help="inverse L2 strength")
     p.add_argument("--seed", type=int, default=0)
@@ -281,7 +280,9 @@ def main(argv: Sequence[str] | None = None) -> int:
     for label, m in (("", model), ("roles-unknown model: ", model.roles_unknown)):
         if m is None:
             continue
-        print(f"{label}threshold {m.threshold:+.3f}, judge band +-{m.band:.3f}")
+        cv_tau = m.meta["cv_threshold"]
+        how = "" if cv_tau == m.threshold else f" (pinned by the preset; CV arg-min {cv_tau:+.3f})"
+        print(f"{label}threshold {m.threshold:+.3f}{how}, judge band +-{m.band:.3f}")
         for name, s in m.meta["oof_at_threshold"].items():
             print(
                 f"  out-of-fold {name}: Pk {s['pk_a']:.3f} WD {s['wd_a']:.3f} "
