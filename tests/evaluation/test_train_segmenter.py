@@ -158,18 +158,21 @@ class TestTrain:
         assert sub.threshold == sub.meta["cv_threshold"]  # never pinned
         assert m.meta["adaptive"]["floor"] == pytest.approx(-1.25)
         # another pin moves the threshold, the band and the floor, not the fit or the curve
-        other = dataclasses.replace(PRESETS["agent"], threshold=0.5)
-        monkeypatch.setitem(train_presets.PRESETS, "agent", other)
+        pin = next(t for t in (1.0, 1.125) if t != m.meta["cv_threshold"])
+        monkeypatch.setitem(train_presets.PRESETS, "agent", replace_threshold(pin))
         moved = small(root)
-        assert moved.threshold == 0.5 and moved.meta["adaptive"]["floor"] == pytest.approx(-0.5)
+        assert moved.threshold == pin and moved.meta["adaptive"]["floor"] == pin - 1.0
         assert np.array_equal(moved.weights, m.weights)
         assert moved.meta["oof_by_threshold"] == m.meta["oof_by_threshold"]
         assert moved.meta["cv_threshold"] == m.meta["cv_threshold"]
         assert moved.roles_unknown is not None and moved.roles_unknown.threshold == sub.threshold
-        # unpinned, the CV's arg-min is the threshold
+        # unpinned, or asked for the CV's choice, the CV's arg-min is the threshold
+        asked = small(root, pinned_threshold=False)
         monkeypatch.setitem(train_presets.PRESETS, "agent", replace_threshold(None))
         free = small(root)
-        assert free.threshold == free.meta["cv_threshold"] == m.meta["cv_threshold"]
+        for unpinned in (free, asked):
+            assert unpinned.threshold == unpinned.meta["cv_threshold"] == m.meta["cv_threshold"]
+            assert np.array_equal(unpinned.weights, m.weights)
 
     def test_a_pin_off_the_cv_grid_is_refused(self, root, monkeypatch):
         from episeg.evaluation import train_presets
@@ -247,6 +250,9 @@ class TestTrain:
         said = f"threshold {pin:+.3f} (pinned by the preset; CV arg-min {cv_choice:+.3f})"
         assert said in printed
         assert f"    {pin:+.3f}: mean Pk" in printed  # listed even when off the best
+        assert main([*argv, "--folds", "2", "--cv-threshold"]) == 0
+        printed = capsys.readouterr().out
+        assert f"\nthreshold {cv_choice:+.3f}, judge band" in printed and "pinned" not in printed
 
     def test_unknown_preset_is_refused(self, root):
         from episeg.errors import ConfigError

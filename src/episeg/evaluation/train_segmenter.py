@@ -34,8 +34,9 @@ fitted on the training rows; a logistic regression (``--C``) with each
 corpus weighing the same in total; the threshold chosen by 5-fold
 cross-validation *within* the train parts (folds by dialogue): the one with
 the lowest mean protocol-A Pk over the preset's corpora, unless the preset
-pins it (``Preset.threshold``; the CV's arg-min is kept as ``cv_threshold``
-in the metadata and printed beside it); the judge band is
+pins it (``Preset.threshold``: the shipped file's recipe; ``--cv-threshold``
+for a variant; the CV's arg-min is kept as ``cv_threshold`` in the metadata
+and printed beside it); the judge band is
 the half-width around it holding ``--judge-share`` of the scored turns. The
 PCA is folded into three 384-dim weight vectors, saved with
 :meth:`BoundaryModel.save`. The metadata keeps the out-of-fold scores at the
@@ -108,6 +109,7 @@ def train(
     cache_dir: Path | None = None,
     max_chars: int = 2000,
     roles_unknown_model: bool = True,
+    pinned_threshold: bool = True,
 ) -> BoundaryModel:
     """Train one preset's model on its train parts under ``data_root`` (module docstring)."""
     if preset not in PRESETS:
@@ -182,7 +184,8 @@ def train(
         meta = {**settings, "roles_known": False, "roles_dropped": dropped}
         sub = _model(recipe(masked), meta, spec, None)
     main_meta = {**settings, "roles_known": spec.roles_known}
-    return _model(recipe(corpora, spec.threshold), main_meta, spec, sub)
+    pin = spec.threshold if pinned_threshold else None
+    return _model(recipe(corpora, pin), main_meta, spec, sub)
 
 
 def _masked(corpus: Corpus, vectors: list[np.ndarray], lookahead: int) -> Corpus:
@@ -215,31 +218,25 @@ def _parser() -> argparse.ArgumentParser:
     p = argparse.ArgumentParser(
         prog="episeg train segmenter", description="Train the learned boundary model (seeded)."
     )
-    p.add_argument(
-        "--data-root",
-        type=Path,
-        default=None,
-        help="default: ../shared/data/segmentation next to the repository",
-    )
-    p.add_argument(
-        "--preset",
-        choices=sorted(PRESETS),
-        default="agent",
-        help="agent (default; tiage+superdialseg+agent_tau) or chat (tiage, no roles)",
-    )
+    root = "default: ../shared/data/segmentation next to the repository"
+    p.add_argument("--data-root", type=Path, default=None, help=root)
+    presets = "agent (default; tiage+superdialseg+agent_tau) or chat (tiage, no roles)"
+    p.add_argument("--preset", choices=sorted(PRESETS), default="agent", help=presets)
     p.add_argument("--out", type=Path, help="weights file (.npz); default: the preset's own")
     p.add_argument("--dims", type=int, default=None, help="PCA dimensions per embedding term")
     p.add_argument("--C", dest="c", type=float, default=None, help="inverse L2 strength")
     p.add_argument("--seed", type=int, default=0)
     p.add_argument("--folds", type=int, default=5)
     p.add_argument("--lookahead", type=int, default=0, help="later turns the features read")
-    p.add_argument(
-        "--judge-share",
-        type=float,
-        default=0.1,
-        help="share of hint-eligible turns in the judge's uncertain band",
-    )
+    share = "share of hint-eligible turns in the judge's uncertain band"
+    p.add_argument("--judge-share", type=float, default=0.1, help=share)
     p.add_argument("--cache-dir", type=Path, default=None, help="embedding cache (.npy)")
+    p.add_argument(
+        "--cv-threshold",
+        dest="pinned_threshold",
+        action="store_false",
+        help="the CV's threshold for the main model too, where the preset pins one",
+    )
     p.add_argument(
         "--no-roles-unknown-model",
         dest="roles_unknown_model",
@@ -273,6 +270,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         judge_share=args.judge_share,
         cache_dir=args.cache_dir,
         roles_unknown_model=args.roles_unknown_model,
+        pinned_threshold=args.pinned_threshold,
     )
     out = args.out or WEIGHTS_DIR / PRESETS[args.preset].weights
     model.save(out)
