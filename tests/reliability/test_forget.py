@@ -14,11 +14,13 @@ import subprocess
 from pathlib import Path
 
 import pytest
+from chromadb.api.shared_system_client import SharedSystemClient
 
 from episeg.config import EpisegConfig, StoreConfig
 from episeg.memory import Memory
 from episeg.testing import ChromaServer, HashingEmbedder, InMemoryBackend
 from episeg.types import Turn
+from tests.store.store_helpers import held_vector, stored_vectors
 
 from .helpers import one_turn_episode
 
@@ -113,6 +115,31 @@ class TestForgetEmbedded:
         assert mem.recall("alice", "marmotlynx", k=1) == []
         assert _files_with(tmp_path, "pangolinyak")  # bob keeps his
         assert mem.recall("bob", "pangolinyak", k=1)
+        mem.close()
+
+    def test_the_erased_vectors_leave_chromas_files_when_the_store_is_opened_again(
+        self, tmp_path: Path
+    ) -> None:
+        # Chroma deletes a vector by marking its slot; episeg zeroes such slots at the next open
+        embedder = HashingEmbedder()
+        erased, kept = "zebraquokka alpha secret deploy note", "marmotlynx beta kept around"
+        mem = _memory(tmp_path)
+        _say(mem, "alice", "s1", erased, 1.0)
+        _say(mem, "alice", "s2", kept, 2.0)
+        first, second = sorted(mem.flush(), key=lambda e: e.session)
+        assert first.embedding is not None and second.embedding is not None
+        gone = [first.embedding, embedder.embed([erased])[0]]  # the episode's and its turn's
+        mem.forget("alice", episode=first.id)
+        mem.close()
+        SharedSystemClient.clear_system_cache()  # as a new process would
+        assert any(held_vector(stored_vectors(tmp_path), v) for v in gone)  # only marked
+        mem = _memory(tmp_path)
+        stored = stored_vectors(tmp_path)
+        assert not any(held_vector(stored, v) for v in gone)
+        assert held_vector(stored, second.embedding)
+        assert held_vector(stored, embedder.embed([kept])[0])
+        [hit] = mem.recall("alice", "marmotlynx", k=1)
+        assert hit.episode.id == second.id
         mem.close()
 
     def test_a_forgotten_turn_id_is_accepted_again_and_survives_restart(

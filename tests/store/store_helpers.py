@@ -1,6 +1,8 @@
-"""Episode builders shared by the store tests."""
+"""Episode builders shared by the store tests, and a reader of Chroma's vector files."""
 
 from __future__ import annotations
+
+from pathlib import Path
 
 import numpy as np
 
@@ -38,3 +40,26 @@ def make_episode(
         closing_verdicts=(Verdict("window", Decision.BOUNDARY, 0.9, "max turns"),),
         **kw,  # type: ignore[arg-type]
     )
+
+
+def stored_vectors(folder: Path) -> np.ndarray:
+    """Every vector in the slots in use of every Chroma segment under ``folder``, deleted too."""
+    from episeg.store.scrub import HEADER
+
+    out = [np.zeros((0, 1), dtype=np.float32)]
+    for header in folder.rglob("header.bin"):
+        fields = HEADER.unpack(header.read_bytes())
+        count, per, label_at, vector_at = fields[3], fields[4], fields[5], fields[6]
+        raw = np.fromfile(header.with_name("data_level0.bin"), dtype=np.uint8)
+        slots = raw[: count * per].reshape(count, per)[:, vector_at:label_at]
+        out.append(np.ascontiguousarray(slots).view(np.float32))
+    dim = max(v.shape[1] for v in out)
+    return np.concatenate([v for v in out if v.shape[1] == dim])
+
+
+def held_vector(stored: np.ndarray, vec: np.ndarray) -> bool:
+    """Whether ``stored`` holds ``vec`` as Chroma keeps it (normalised, float32)."""
+    unit = np.asarray(vec, dtype=np.float64) / np.linalg.norm(vec)
+    if stored.shape[1] != len(unit):
+        return False
+    return bool(np.any(np.abs(stored - unit).max(axis=1) < 1e-6))
