@@ -9,6 +9,7 @@ still there and recallable.
 
 from __future__ import annotations
 
+import json
 import logging
 import subprocess
 from pathlib import Path
@@ -211,3 +212,40 @@ class TestForgetChromaServer:
         )
         assert _files_with(tmp_path / "srv", "capybaraheron") == []
         assert _files_with(tmp_path / "srv", "tapirgecko")
+
+    def test_the_erased_vectors_leave_the_server_folder_by_episeg_scrub(
+        self, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+    ) -> None:
+        from episeg.interfaces.cli import EXIT_BAD_INPUT, main
+
+        srv = tmp_path / "srv"
+        server = ChromaServer(srv)
+        try:
+            mem = _memory(tmp_path / "mem", backend=server.backend())
+            _say(mem, "alice", "s1", "capybaraheron secret", 1.0)
+            _say(mem, "alice", "s2", "tapirgecko kept", 2.0)
+            first, second = sorted(mem.flush(), key=lambda e: e.session)
+            assert first.embedding is not None and second.embedding is not None
+            mem.forget("alice", episode=first.id)
+            mem.close()
+            # the server has the folder open: refused, nothing touched
+            assert main(["scrub", str(srv)]) == EXIT_BAD_INPUT
+            assert "stop the server first" in capsys.readouterr().err
+        finally:
+            server.stop()
+        assert held_vector(stored_vectors(srv), first.embedding)  # Chroma only marked it
+        assert main(["scrub", str(srv), "--json"]) == 0
+        assert json.loads(capsys.readouterr().out)["bytes_zeroed"] > 0
+        stored = stored_vectors(srv)
+        assert not held_vector(stored, first.embedding)
+        assert held_vector(stored, second.embedding)
+        server.start()  # the server takes its folder back as it was, less the erased vectors
+        try:
+            mem = _memory(tmp_path / "mem", backend=server.backend())
+            [hit] = mem.recall("alice", "tapirgecko", k=1)
+            assert hit.episode.id == second.id
+            mem.close()
+        finally:
+            server.stop()
+        assert main(["scrub", str(tmp_path / "mem")]) == EXIT_BAD_INPUT  # no Chroma data there
+        assert "holds no Chroma data" in capsys.readouterr().err

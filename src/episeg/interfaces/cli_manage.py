@@ -1,4 +1,4 @@
-"""CLI commands that manage what is stored: ``episeg forget`` and ``episeg repair``.
+"""CLI commands that manage what is stored: ``episeg forget``, ``repair`` and ``scrub``.
 
 ``episeg forget --user U (--episode ID | --session S | --all)`` erases
 everywhere (:meth:`episeg.memory.Memory.forget`): both Chroma collections,
@@ -6,7 +6,12 @@ recall's index, the journal (then vacuumed, its WAL truncated) and an
 embedded store's file. It prints what was erased (one JSON object with
 ``--json``); an episode id the user does not have exits 2 and erases nothing.
 With ``--chroma-url`` the server's ``chroma.sqlite3`` keeps freed pages until
-``chroma vacuum --path DIR`` is run where the server keeps its data.
+``chroma vacuum --path DIR`` is run where the server keeps its data, and its
+vector files keep the erased vectors (Chroma only marks them deleted) until
+``episeg scrub DIR`` is run there with the server stopped: what an embedded
+store does each time it is opened (:mod:`episeg.store.scrub`). It refuses a
+folder another process has open (Linux ``/proc``, best effort) and one
+without Chroma data.
 
 ``episeg repair --user U`` rebuilds a tenant's collections after a ``kill -9``
 tore embedded Chroma's vector segment (:meth:`episeg.memory.Memory.rebuild_store`;
@@ -16,7 +21,7 @@ a store write does it by itself, a read reports it).
 >>> sub = argparse.ArgumentParser(prog="episeg").add_subparsers(dest="command")
 >>> add_parsers(sub, [])
 >>> sorted(MANAGE)
-['edit', 'episode', 'forget', 'repair', 'tenants', 'unarchive']
+['edit', 'episode', 'forget', 'repair', 'scrub', 'tenants', 'unarchive']
 """
 
 from __future__ import annotations
@@ -57,6 +62,32 @@ def add_parsers(sub: Any, parents: Sequence[argparse.ArgumentParser]) -> None:
         each.add_argument("--path", default=".episeg")
         each.add_argument("--chroma-url")
         each.add_argument("--json", action="store_true")
+    s = sub.add_parser(
+        "scrub", help="zero erased vectors and stale slots in a stopped Chroma server's folder"
+    )
+    s.add_argument("folder", help="the --path of a `chroma run` server that is not running")
+    s.add_argument("--json", action="store_true", help="machine-readable JSON on stdout")
+
+
+def _scrub(args: argparse.Namespace) -> int:
+    from pathlib import Path
+
+    from episeg.errors import ArgumentError
+    from episeg.store.scrub import processes_using, scrub_store
+
+    folder = Path(args.folder)
+    if not (folder / "chroma.sqlite3").is_file():
+        raise ArgumentError(f"{folder} holds no Chroma data (no chroma.sqlite3)")
+    holders = processes_using(folder)
+    if holders:
+        pids = ", ".join(map(str, holders))
+        raise ArgumentError(f"{folder} is open in process(es) {pids}: stop the server first")
+    rewritten = scrub_store(folder)
+    if args.json:
+        print(json.dumps({"folder": str(folder), "bytes_zeroed": rewritten}))
+    else:
+        print(f"zeroed {rewritten} byte(s) of erased vectors and stale slots in {folder}")
+    return 0
 
 
 def _repair(args: argparse.Namespace) -> int:
@@ -96,12 +127,16 @@ def _forget(args: argparse.Namespace) -> int:
         what = "everything" if report.tenant else f"{len(report.episodes)} episode(s)"
         print(f"forgot {what} of {args.user} ({report.turns} journaled turn(s))")
         if not report.vacuumed:
-            print("the Chroma server keeps freed pages until `chroma vacuum --path DIR` runs there")
+            print(
+                "the Chroma server keeps freed pages until `chroma vacuum --path DIR` runs there, "
+                "and the erased vectors until `episeg scrub DIR` runs there, the server stopped"
+            )
     return 0
 
 
 MANAGE: dict[str, Callable[[argparse.Namespace], int]] = {
     "forget": _forget,
     "repair": _repair,
+    "scrub": _scrub,
     **cli_edit.EDIT,
 }

@@ -47,7 +47,7 @@ from pathlib import Path
 
 import numpy as np
 
-__all__ = ["HEADER", "STATE", "scrub_segment", "scrub_store"]
+__all__ = ["HEADER", "STATE", "processes_using", "scrub_segment", "scrub_store"]
 
 log = logging.getLogger("episeg.store")
 # hnswlib persistHeader: version (int), offsetLevel0, max_elements, cur_element_count,
@@ -110,6 +110,28 @@ def scrub_store(folder: Path) -> int:
     if zeroed:
         log.info("zeroed %d bytes of unused slots and deleted vectors in Chroma's files", zeroed)
     return zeroed
+
+
+def processes_using(folder: Path) -> list[int]:
+    """Ids of the other processes with a file under ``folder`` open, from Linux's ``/proc``.
+
+    Best effort: processes of other users (unreadable ``fd`` folders), other
+    containers and other machines are not seen, and it is empty without ``/proc``.
+    Used to refuse scrubbing the folder of a ``chroma run`` server still running.
+    """
+    root = folder.resolve()
+    found: list[int] = []
+    proc = Path("/proc")
+    for entry in proc.iterdir() if proc.is_dir() else ():
+        if not entry.name.isdigit() or int(entry.name) == os.getpid():
+            continue
+        try:
+            targets = [Path(os.readlink(fd)) for fd in (entry / "fd").iterdir()]
+        except OSError:  # gone, or not ours to read
+            continue
+        if any(t == root or root in t.parents for t in targets):
+            found.append(int(entry.name))
+    return sorted(found)
 
 
 def _stamp(segment: Path) -> tuple[int, int] | None:
