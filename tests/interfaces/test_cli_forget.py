@@ -11,9 +11,12 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from chromadb.api.shared_system_client import SharedSystemClient
 
 from episeg.interfaces.cli import EXIT_BAD_INPUT, main
+from episeg.store import ChromaBackend
 from episeg.typing import Embedder
+from tests.erased_bytes import files_with
 
 pytestmark = pytest.mark.slow
 
@@ -26,12 +29,8 @@ LINES = [
 
 
 def _files_with(folder: Path, needle: str) -> list[str]:
-    data = needle.encode("utf-8")
-    return sorted(
-        str(p.relative_to(folder))
-        for p in folder.rglob("*")
-        if p.is_file() and data in p.read_bytes()
-    )
+    """Everywhere but Chroma's unused slots: each command ran in this process (erased_bytes)."""
+    return files_with(folder, needle, unused_slots=False)
 
 
 def _json(capsys: pytest.CaptureFixture[str], *argv: str) -> Any:
@@ -69,6 +68,10 @@ def test_forget_episode_session_all(
     assert _json(capsys, "forget", "--user", "ann", "--all", "--path", str(store))["tenant"]
     assert _files_with(store, "lynxnotes") == []
     assert _json(capsys, "episodes", "--user", "ann", "--path", str(store)) == []
+    SharedSystemClient.clear_system_cache()  # the store opened again, as by the next command
+    ChromaBackend.persistent(store / "chroma")
+    for erased in ("heronvault", "quokkadeploy", "lynxnotes"):
+        assert files_with(store, erased) == []
 
 
 def test_exactly_one_target_is_required(capsys: pytest.CaptureFixture[str]) -> None:

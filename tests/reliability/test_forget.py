@@ -21,18 +21,22 @@ from episeg.config import EpisegConfig, StoreConfig
 from episeg.memory import Memory
 from episeg.testing import ChromaServer, HashingEmbedder, InMemoryBackend
 from episeg.types import Turn
+from tests.erased_bytes import files_with
 from tests.store.store_helpers import held_vector, stored_vectors
 
 from .helpers import one_turn_episode
 
 
 def _files_with(folder: Path, needle: str) -> list[str]:
-    data = needle.encode("utf-8")
-    return sorted(
-        str(p.relative_to(folder))
-        for p in folder.rglob("*")
-        if p.is_file() and data in p.read_bytes()
-    )
+    """Right after ``forget`` in this process: everywhere but Chroma's unused slots."""
+    return files_with(folder, needle, unused_slots=False)
+
+
+def _reopened_files_with(folder: Path, needle: str) -> list[str]:
+    """After the store is opened again as by a new process: every byte of every file."""
+    SharedSystemClient.clear_system_cache()
+    _memory(folder).close()
+    return files_with(folder, needle)
 
 
 def _memory(path: Path, **kw: object) -> Memory:
@@ -117,6 +121,9 @@ class TestForgetEmbedded:
         assert _files_with(tmp_path, "pangolinyak")  # bob keeps his
         assert mem.recall("bob", "pangolinyak", k=1)
         mem.close()
+        for erased in ("zebraquokka", "ocelotkiwi", "marmotlynx"):
+            assert _reopened_files_with(tmp_path, erased) == []
+        assert _reopened_files_with(tmp_path, "pangolinyak")
 
     def test_the_erased_vectors_leave_chromas_files_when_the_store_is_opened_again(
         self, tmp_path: Path
@@ -159,6 +166,7 @@ class TestForgetEmbedded:
         assert again.flush("u") == [] and again.episodes("u") == []
         assert _files_with(tmp_path, "wombatibis") == []
         again.close()
+        assert _reopened_files_with(tmp_path, "wombatibis") == []
 
     def test_episodes_waiting_in_the_outbox_are_erased_too(self, tmp_path: Path) -> None:
         backend = InMemoryBackend()
@@ -212,6 +220,13 @@ class TestForgetChromaServer:
         )
         assert _files_with(tmp_path / "srv", "capybaraheron") == []
         assert _files_with(tmp_path / "srv", "tapirgecko")
+        # and the unused slots of its vector files, which may hold stale heap bytes, with
+        # `episeg scrub` (what an embedded store does when it is opened)
+        from episeg.interfaces.cli import main
+
+        assert main(["scrub", str(tmp_path / "srv")]) == 0
+        assert files_with(tmp_path / "srv", "capybaraheron") == []
+        assert files_with(tmp_path / "srv", "tapirgecko")
 
     def test_the_erased_vectors_leave_the_server_folder_by_episeg_scrub(
         self, tmp_path: Path, capsys: pytest.CaptureFixture[str]
