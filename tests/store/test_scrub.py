@@ -11,6 +11,7 @@ from __future__ import annotations
 import logging
 import os
 import shutil
+import time
 from pathlib import Path
 
 import numpy as np
@@ -269,3 +270,32 @@ def test_a_deleted_episode_leaves_no_vector_once_the_store_is_opened_again(
     assert [(ep.id, round(sim, 5)) for ep, sim in again.query(query, 3)] == before
     again.add([make_episode("e2", vecs["e2"], text="turn e2 again")])  # the same id, re-added
     assert again.query(vecs["e2"], 1)[0][0].id == "e2"
+
+
+@pytest.mark.skipif(not Path("/proc/self/fd").is_dir(), reason="needs Linux /proc")
+def test_processes_using_a_folder_are_found_and_this_one_is_not(tmp_path: Path) -> None:
+    import subprocess
+    import sys
+
+    (tmp_path / "chroma.sqlite3").write_bytes(b"")
+    with (tmp_path / "chroma.sqlite3").open("rb"):  # this process: never counted
+        assert scrub.processes_using(tmp_path) == []
+    holder = subprocess.Popen(
+        [
+            sys.executable,
+            "-c",
+            "import sys; f = open(sys.argv[1]); sys.stdin.read()",
+            str(tmp_path / "chroma.sqlite3"),
+        ],
+        stdin=subprocess.PIPE,
+    )
+    try:
+        for _ in range(200):  # until it has opened the file
+            if scrub.processes_using(tmp_path):
+                break
+            time.sleep(0.01)
+        assert scrub.processes_using(tmp_path) == [holder.pid]
+        assert scrub.processes_using(tmp_path / "elsewhere") == []
+    finally:
+        holder.communicate(b"", timeout=30)
+    assert scrub.processes_using(tmp_path) == []

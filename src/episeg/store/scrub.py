@@ -93,8 +93,8 @@ def scrub_store(folder: Path) -> int:
             rewritten = scrub_segment(segment, tail=prior is None or prior[0] != capacity)
         except OSError as exc:  # e.g. a read-only store: it still opens, and says so
             log.warning(
-                "could not zero the unused slots of %s (%s): stale text may stay "
-                "in Chroma's vector files",
+                "could not zero the unused slots and deleted vectors of %s (%s): stale "
+                "text and erased vectors may stay in Chroma's vector files",
                 segment.name,
                 exc,
             )
@@ -126,12 +126,20 @@ def processes_using(folder: Path) -> list[int]:
         if not entry.name.isdigit() or int(entry.name) == os.getpid():
             continue
         try:
-            targets = [Path(os.readlink(fd)) for fd in (entry / "fd").iterdir()]
+            fds = list((entry / "fd").iterdir())
         except OSError:  # gone, or not ours to read
             continue
-        if any(t == root or root in t.parents for t in targets):
+        if any(_under(fd, root) for fd in fds):
             found.append(int(entry.name))
     return sorted(found)
+
+
+def _under(fd: Path, root: Path) -> bool:
+    try:
+        target = Path(os.readlink(fd))
+    except OSError:  # closed meanwhile
+        return False
+    return target == root or root in target.parents
 
 
 def _stamp(segment: Path) -> tuple[int, int] | None:
