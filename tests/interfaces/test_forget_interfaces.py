@@ -1,7 +1,9 @@
 """Forget through the service (real uvicorn, the typed client) and the MCP tool (issue 12).
 
 Each erasure is checked in the bytes of the data folder (Chroma's files, the
-journal and its ``-wal``), not only through the API.
+journal and its ``-wal``), not only through the API: while the store is open,
+every byte but the unused slots of Chroma's vector files; once it is opened
+again, every byte (``tests/erased_bytes.py``).
 """
 
 from __future__ import annotations

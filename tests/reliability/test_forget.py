@@ -1,10 +1,12 @@
 """Forget erases everywhere: no byte of the text is left under the data folder (issue 12).
 
 Through the real parts: an embedded Chroma store and the SQLite journal on
-disk, then a real ``chroma run`` server. Each test greps every file under the
+disk, then a real ``chroma run`` server. Each test greps the files under the
 folder (Chroma's ``chroma.sqlite3`` and vector files, the journal and its
-``-wal``) for the forgotten text, and checks that what was not forgotten is
-still there and recallable.
+``-wal``) for the forgotten text: right after ``forget`` every byte but the
+unused slots of the vector files, and every byte once the store is opened
+again (see ``tests/erased_bytes.py``); and checks that what was not forgotten
+is still there and recallable.
 """
 
 from __future__ import annotations
