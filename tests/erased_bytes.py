@@ -14,7 +14,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from episeg.store.scrub import HEADER
+from episeg.store.scrub import Layout
 
 __all__ = ["files_with"]
 
@@ -34,6 +34,5 @@ def _read(path: Path, unused_slots: bool) -> bytes:
     header = path.with_name("header.bin")
     if unused_slots or path.name not in ("data_level0.bin", "length.bin") or not header.is_file():
         return raw
-    fields = HEADER.unpack(header.read_bytes())  # a torn header fails the test loudly
-    count, per_element = fields[3], fields[4]
-    return raw[: count * (per_element if path.name == "data_level0.bin" else 4)]
+    slots = Layout.read(path.parent)  # a torn header fails the test loudly
+    return raw[: slots.count * (slots.per_element if path.name == "data_level0.bin" else 4)]

@@ -44,15 +44,14 @@ def make_episode(
 
 def stored_vectors(folder: Path) -> np.ndarray:
     """Every vector in the slots in use of every Chroma segment under ``folder``, deleted too."""
-    from episeg.store.scrub import HEADER
+    from episeg.store.scrub import Layout
 
     out = [np.zeros((0, 1), dtype=np.float32)]
     for header in folder.rglob("header.bin"):
-        fields = HEADER.unpack(header.read_bytes())
-        count, per, label_at, vector_at = fields[3], fields[4], fields[5], fields[6]
+        s = Layout.read(header.parent)
         raw = np.fromfile(header.with_name("data_level0.bin"), dtype=np.uint8)
-        slots = raw[: count * per].reshape(count, per)[:, vector_at:label_at]
-        out.append(np.ascontiguousarray(slots).view(np.float32))
+        slots = raw[: s.count * s.per_element].reshape(s.count, s.per_element)
+        out.append(np.ascontiguousarray(slots[:, s.vector_at : s.label_at]).view(np.float32))
     dim = max(v.shape[1] for v in out)
     return np.concatenate([v for v in out if v.shape[1] == dim])
 

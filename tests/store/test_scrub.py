@@ -19,7 +19,7 @@ import pytest
 from chromadb.api.shared_system_client import SharedSystemClient
 
 from episeg.store import ChromaBackend, scrub
-from episeg.store.scrub import HEADER, STATE, scrub_segment, scrub_store
+from episeg.store.scrub import HEADER, STATE, Layout, scrub_segment, scrub_store
 from tests.store.store_helpers import held_vector, make_episode, stored_vectors
 
 
@@ -120,8 +120,8 @@ def _planted(folder: Path) -> tuple[Path, int]:
     """Plant a marker in the first unused slot of every vector segment; (a segment, slot size)."""
     planted = None
     for header in folder.glob("*/header.bin"):
-        fields = HEADER.unpack(header.read_bytes())
-        count, per = fields[3], fields[4]
+        slots = Layout.read(header.parent)
+        count, per = slots.count, slots.per_element
         data = header.with_name("data_level0.bin")
         raw = bytearray(data.read_bytes())
         raw[count * per : count * per + 13] = b"stalesecret42"

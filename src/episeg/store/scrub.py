@@ -43,11 +43,12 @@ import logging
 import os
 import struct
 import time
+from dataclasses import dataclass
 from pathlib import Path
 
 import numpy as np
 
-__all__ = ["HEADER", "STATE", "processes_using", "scrub_segment", "scrub_store"]
+__all__ = ["HEADER", "STATE", "Layout", "processes_using", "scrub_segment", "scrub_store"]
 
 log = logging.getLogger("episeg.store")
 # hnswlib persistHeader: version (int), offsetLevel0, max_elements, cur_element_count,
@@ -63,6 +64,35 @@ _DELETED = 0x01  # hnswlib's DELETE_MARK, in byte 2 of a slot's level-0 link lis
 _LABEL = 8  # bytes of the label that ends every slot
 _FRESH_NS = 2_000_000_000  # a vector file changed this recently is read again next time
 Done = tuple[int, tuple[int, int] | None]  # capacity, (size, mtime_ns) of data_level0.bin
+
+
+@dataclass(frozen=True)
+class Layout:
+    """A segment's slots as its ``header.bin`` describes them (byte offsets within a slot)."""
+
+    version: int
+    capacity: int  # slots allocated (max_elements)
+    count: int  # slots in use (cur_element_count)
+    per_element: int  # bytes per slot: level-0 links, vector, label
+    vector_at: int
+    label_at: int
+
+    @classmethod
+    def read(cls, segment: Path) -> Layout:
+        """Parse ``segment/header.bin``; ``ValueError`` if it is not :data:`HEADER`'s size.
+
+        >>> import tempfile
+        >>> seg = Path(tempfile.mkdtemp())
+        >>> _ = (seg / "header.bin").write_bytes(HEADER.pack(1, 0, 10, 3, 16, 8, 4, 0, 0, 16,
+        ...                                                   32, 16, 0.36, 100))
+        >>> Layout.read(seg)
+        Layout(version=1, capacity=10, count=3, per_element=16, vector_at=4, label_at=8)
+        """
+        raw = (segment / "header.bin").read_bytes()
+        if len(raw) != HEADER.size:
+            raise ValueError(f"header of {len(raw)} bytes")
+        f = HEADER.unpack(raw)
+        return cls(f[0], f[2], f[3], f[4], vector_at=f[6], label_at=f[5])
 
 
 def scrub_store(folder: Path) -> int:
@@ -83,7 +113,7 @@ def scrub_store(folder: Path) -> int:
     zeroed = 0
     for header in sorted(folder.glob("*/header.bin")):
         segment = header.parent
-        capacity = _capacity(header)
+        capacity = _capacity(segment)
         prior = done.get(segment.name)
         stamp = _stamp(segment)
         if capacity is not None and stamp is not None and prior == (capacity, stamp):
@@ -156,11 +186,10 @@ def _stamp(segment: Path) -> tuple[int, int] | None:
     return None if time.time_ns() - st.st_mtime_ns < _FRESH_NS else (st.st_size, st.st_mtime_ns)
 
 
-def _capacity(header: Path) -> int | None:
+def _capacity(segment: Path) -> int | None:
     try:
-        raw = header.read_bytes()
-        return int(HEADER.unpack(raw)[2]) if len(raw) == HEADER.size else None
-    except OSError:
+        return Layout.read(segment).capacity
+    except (OSError, ValueError):
         return None
 
 
@@ -203,29 +232,25 @@ def scrub_segment(segment: Path, *, tail: bool = True) -> int | None:
     version, sizes that do not fit, a torn or missing file.
     """
     try:
-        raw = (segment / "header.bin").read_bytes()
         data, length = segment / "data_level0.bin", segment / "length.bin"
-        if len(raw) != HEADER.size or not data.is_file() or not length.is_file():
+        if not data.is_file() or not length.is_file():
+            raise ValueError(f"data/length files present: {data.is_file()}/{length.is_file()}")
+        s = Layout.read(segment)
+        if s.version != _VERSION or not 0 <= s.count <= s.capacity or s.per_element <= 0:
             raise ValueError(
-                f"header of {len(raw)} bytes, data/length files present: "
-                f"{data.is_file()}/{length.is_file()}"
+                f"version {s.version}, {s.count} of {s.capacity} slots, {s.per_element} B"
             )
-        fields = HEADER.unpack(raw)
-        version, max_elements, count, per_element = fields[0], fields[2], fields[3], fields[4]
-        label_at, vector_at = fields[5], fields[6]
-        if version != _VERSION or not 0 <= count <= max_elements or per_element <= 0:
-            raise ValueError(f"version {version}, {count} of {max_elements} slots, {per_element} B")
-        if not 4 <= vector_at <= label_at == per_element - _LABEL:
-            raise ValueError(f"vector at {vector_at}, label at {label_at} of {per_element} B")
-        if data.stat().st_size < count * per_element or length.stat().st_size < count * 4:
+        if not 4 <= s.vector_at <= s.label_at == s.per_element - _LABEL:
+            raise ValueError(f"vector at {s.vector_at}, label at {s.label_at} of {s.per_element} B")
+        if data.stat().st_size < s.count * s.per_element or length.stat().st_size < s.count * 4:
             raise ValueError("files shorter than the slots in use (torn)")
     except (OSError, ValueError, struct.error) as exc:
         log.warning("left Chroma vector segment %s as it is: %s", segment.name, exc)
         return None
-    zeroed = _zero_deleted(data, count, per_element, vector_at, label_at)
+    zeroed = _zero_deleted(data, s.count, s.per_element, s.vector_at, s.label_at)
     if tail:
-        zeroed += _zero_tail(data, count * per_element, max_elements * per_element)
-        zeroed += _zero_tail(length, count * 4, max_elements * 4)
+        zeroed += _zero_tail(data, s.count * s.per_element, s.capacity * s.per_element)
+        zeroed += _zero_tail(length, s.count * 4, s.capacity * 4)
     return zeroed
 
 
