@@ -14,9 +14,12 @@ from __future__ import annotations
 
 from pathlib import Path
 
+from chromadb.api.shared_system_client import SharedSystemClient
+
+from episeg.store import ChromaBackend
 from episeg.store.scrub import Layout
 
-__all__ = ["files_with"]
+__all__ = ["files_with", "reopened_files_with"]
 
 
 def files_with(folder: Path, needle: str, *, unused_slots: bool = True) -> list[str]:
@@ -27,6 +30,14 @@ def files_with(folder: Path, needle: str, *, unused_slots: bool = True) -> list[
         for p in folder.rglob("*")
         if p.is_file() and data in _read(p, unused_slots)
     )
+
+
+def reopened_files_with(folder: Path, needle: str) -> list[str]:
+    """:func:`files_with`, every byte, once the embedded store ``folder/chroma`` is opened
+    again as by a new process (which zeroes the unused slots)."""
+    SharedSystemClient.clear_system_cache()
+    ChromaBackend.persistent(folder / "chroma")
+    return files_with(folder, needle)
 
 
 def _read(path: Path, unused_slots: bool) -> bytes:

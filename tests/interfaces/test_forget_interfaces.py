@@ -14,7 +14,6 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from chromadb.api.shared_system_client import SharedSystemClient
 from mcp import Client as McpClient
 
 from episeg.client import APIError, Client
@@ -23,20 +22,13 @@ from episeg.interfaces.runtime import open_memory
 from episeg.interfaces.service import create_app
 from episeg.memory import Memory
 from episeg.testing import HashingEmbedder
-from tests.erased_bytes import files_with
+from tests.erased_bytes import files_with, reopened_files_with
 from tests.interfaces.helpers import KEY_A, KEY_B, KEYS, LiveServer
 
 
 def _files_with(folder: Path, needle: str) -> list[str]:
     """While the store is open here: everywhere but Chroma's unused slots (see erased_bytes)."""
     return files_with(folder, needle, unused_slots=False)
-
-
-def _reopened_files_with(folder: Path, needle: str) -> list[str]:
-    """After the store is opened again as by a new process: every byte of every file."""
-    SharedSystemClient.clear_system_cache()
-    Memory(path=folder, embedder=HashingEmbedder(dim=64), judge=None, scorer=None).close()
-    return files_with(folder, needle)
 
 
 class TestHttpForget:
@@ -71,8 +63,8 @@ class TestHttpForget:
             live.stop()
             memory.close()
         for erased in ("gnuheron", "emuotter", "tapirwren"):
-            assert _reopened_files_with(tmp_path, erased) == []
-        assert _reopened_files_with(tmp_path, "yakcrane")
+            assert reopened_files_with(tmp_path, erased) == []
+        assert reopened_files_with(tmp_path, "yakcrane")
 
 
 @pytest.mark.slow
@@ -100,5 +92,5 @@ class TestMcpForget:
         assert _files_with(tmp_path, "lemurfinch") == []
         assert _files_with(tmp_path, "koalaswift") == []
         memory.close()
-        assert _reopened_files_with(tmp_path, "lemurfinch") == []
-        assert _reopened_files_with(tmp_path, "koalaswift") == []
+        assert reopened_files_with(tmp_path, "lemurfinch") == []
+        assert reopened_files_with(tmp_path, "koalaswift") == []

@@ -23,7 +23,7 @@ from episeg.config import EpisegConfig, StoreConfig
 from episeg.memory import Memory
 from episeg.testing import ChromaServer, HashingEmbedder, InMemoryBackend
 from episeg.types import Turn
-from tests.erased_bytes import files_with
+from tests.erased_bytes import files_with, reopened_files_with
 from tests.store.store_helpers import held_vector, stored_vectors
 
 from .helpers import one_turn_episode
@@ -32,13 +32,6 @@ from .helpers import one_turn_episode
 def _files_with(folder: Path, needle: str) -> list[str]:
     """Right after ``forget`` in this process: everywhere but Chroma's unused slots."""
     return files_with(folder, needle, unused_slots=False)
-
-
-def _reopened_files_with(folder: Path, needle: str) -> list[str]:
-    """After the store is opened again as by a new process: every byte of every file."""
-    SharedSystemClient.clear_system_cache()
-    _memory(folder).close()
-    return files_with(folder, needle)
 
 
 def _memory(path: Path, **kw: object) -> Memory:
@@ -124,8 +117,8 @@ class TestForgetEmbedded:
         assert mem.recall("bob", "pangolinyak", k=1)
         mem.close()
         for erased in ("zebraquokka", "ocelotkiwi", "marmotlynx"):
-            assert _reopened_files_with(tmp_path, erased) == []
-        assert _reopened_files_with(tmp_path, "pangolinyak")
+            assert reopened_files_with(tmp_path, erased) == []
+        assert reopened_files_with(tmp_path, "pangolinyak")
 
     def test_the_erased_vectors_leave_chromas_files_when_the_store_is_opened_again(
         self, tmp_path: Path
@@ -168,7 +161,7 @@ class TestForgetEmbedded:
         assert again.flush("u") == [] and again.episodes("u") == []
         assert _files_with(tmp_path, "wombatibis") == []
         again.close()
-        assert _reopened_files_with(tmp_path, "wombatibis") == []
+        assert reopened_files_with(tmp_path, "wombatibis") == []
 
     def test_episodes_waiting_in_the_outbox_are_erased_too(self, tmp_path: Path) -> None:
         backend = InMemoryBackend()

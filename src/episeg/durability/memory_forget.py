@@ -70,8 +70,9 @@ class MemoryForget:
         and an embedded store's SQLite file (vacuumed; ``log_rows`` of the
         report counts what Chroma's log still holds). Chroma may also have
         written the text into unused slots of a vector file as stale heap
-        memory (chroma-core/chroma#7688); an embedded store zeroes those when
-        it is next opened (:mod:`episeg.store.scrub`). Archived episodes are
+        memory (chroma-core/chroma#7688), and it only marks an erased vector
+        deleted; an embedded store zeroes both when it is next opened
+        (:mod:`episeg.store.scrub`; a server's folder: ``episeg scrub DIR``). Archived episodes are
         in the same collection and go too; no per-tenant weights are kept on
         disk. Another tenant's episode id erases nothing: it is reported in
         ``missing``. A forgotten turn id is accepted again.

@@ -85,8 +85,9 @@ class ChromaBackend:
         """Embedded ``chromadb.PersistentClient`` storing under ``path``.
 
         Unless this process has ``path`` open already, the unused slots of its
-        vector files are zeroed first (:mod:`episeg.store.scrub`): Chroma
-        writes them as the heap left them, which can hold erased text.
+        vector files and the vectors of deleted slots are zeroed first
+        (:mod:`episeg.store.scrub`): Chroma writes unused slots as the heap
+        left them, which can hold erased text, and only marks a deleted vector.
         """
         StoreConfig(sync_threshold=sync_threshold)  # a bad value fails before opening anything
         with _opening, translate(f"opening {path}"):
