@@ -47,6 +47,13 @@ BAD = [
     ({"strength": float("nan")}, "strength must be finite"),
     ({"recall_count": -1}, "recall_count >= 0"),
     ({"last_accessed": float("nan")}, "last_accessed must be finite"),
+    ({"recall_count": 2**64}, "is not in 0 .. 2"),
+    # user metadata the rules refuse: it was stored, then every read of the tenant (and the
+    # journal's outbox, for every tenant, while the store was down) failed on it
+    ({"metadata": {"owner": None}}, "value of 'owner' must be a str"),
+    ({"metadata": {"tags": ["a", "b"]}}, "got list"),
+    ({"metadata": {"note": "x" * 5000}}, "at most 1024"),
+    ({"metadata": {"bad key": 1}}, "key 'bad key'"),
 ]
 
 

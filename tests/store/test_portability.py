@@ -167,6 +167,10 @@ def _without_turns(line: str) -> str:
     return json.dumps({**record, "turns": [], "turn_embeddings": None}) + "\n"
 
 
+def _with(line: str, **fields: Any) -> str:
+    return json.dumps({**json.loads(line), **fields}) + "\n"
+
+
 def _nan_vector(line: str) -> str:
     vector = np.array([0.1, np.nan, 0.3, 0.4], "<f4")
     return json.dumps(
@@ -227,6 +231,12 @@ def _nan_vector(line: str) -> str:
         ),
         (lambda ls: _bad(ls, 1, _without_turns(ls[1])), 2, "turns is empty"),
         (lambda ls: _bad(ls, 1, _nan_vector(ls[1])), 2, "embedding holds a non-finite value"),
+        # user metadata the rules refuse: stored, it made every later read of the tenant fail
+        (lambda ls: _bad(ls, 1, _with(ls[1], metadata={"k": None})), 2, "got None"),
+        (lambda ls: _bad(ls, 1, _with(ls[1], metadata={"tags": ["a"]})), 2, "got list"),
+        (lambda ls: _bad(ls, 1, _with(ls[1], metadata={"k": "x" * 1025})), 2, "at most 1024"),
+        (lambda ls: _bad(ls, 1, _with(ls[1], metadata={"bad key/": 1})), 2, "key 'bad key/'"),
+        (lambda ls: _bad(ls, 1, _with(ls[1], recall_count=2**64)), 2, "does not fit 64 bits"),
     ],
 )
 def test_a_bad_file_names_its_line(mutate: Any, line: int, fragment: str) -> None:

@@ -42,7 +42,7 @@ from typing import Any
 import numpy as np
 
 from episeg.errors import MetadataError, StoreError
-from episeg.store.usermeta import PREFIX, from_chroma, to_chroma
+from episeg.store.usermeta import PREFIX, from_chroma, to_chroma, validate_metadata
 from episeg.types import Episode, Salience, Turn, Verdict
 
 __all__ = [
@@ -55,6 +55,8 @@ __all__ = [
     "recall_metadata",
     "user_metadata",
 ]
+
+_INT64 = 2**63  # Chroma stores integers in 64 bits
 
 CODEC_VERSION = 1
 """Written as ``codec`` into every record; :func:`decode` refuses other versions."""
@@ -116,8 +118,19 @@ def encode(episode: Episode, *, tenant: str) -> EpisodeRecord:
     Raises
     ------
     StoreError
-        If the episode has no embedding or its embedding is not a finite vector.
+        If the episode has no embedding, its embedding is not a finite vector, its
+        ``recall_count`` does not fit Chroma's 64-bit integers, or
+        its user metadata breaks the rules of :mod:`episeg.store.usermeta` (such a
+        record could be written but not read back: every later read of the tenant
+        would fail on it).
     """
+    try:
+        validate_metadata(episode.metadata, what=f"episode {episode.id!r} metadata")
+    except MetadataError as exc:
+        raise StoreError(str(exc)) from exc
+    if not 0 <= episode.recall_count < _INT64:
+        count = episode.recall_count
+        raise StoreError(f"episode {episode.id!r}: recall_count {count} is not in 0 .. 2**63 - 1")
     if episode.embedding is None:
         raise StoreError(f"episode {episode.id!r} has no embedding; embed it before storing")
     vector = np.asarray(episode.embedding, dtype=np.float32).reshape(-1)

@@ -52,6 +52,7 @@ from typing import Any
 import numpy as np
 
 from episeg.errors import StoreError
+from episeg.store.usermeta import validate_metadata
 from episeg.types import Episode, Salience, Turn, Verdict
 
 __all__ = [
@@ -256,6 +257,8 @@ def episode_from_record(
     if not isinstance(values["id"], str) or not values["id"]:
         raise ValueError(f"id must be a non-empty string, got {values['id']!r}")
     _check_values(values)
+    if values.get("metadata") is not None:  # the rules every write is held to (usermeta)
+        values["metadata"] = validate_metadata(values["metadata"])
     return Episode(**values)
 
 
@@ -273,6 +276,8 @@ def _check_values(values: Mapping[str, Any]) -> None:
         )
     if values.get("recall_count", 0) < 0 or values.get("strength", 1.0) < 0:
         raise ValueError("recall_count and strength must not be negative")
+    if values.get("recall_count", 0) >= 2**63:
+        raise ValueError(f"recall_count {values['recall_count']} does not fit 64 bits")
     for verdict in (*values.get("boundary_verdicts", ()), *values.get("closing_verdicts", ())):
         if not math.isfinite(verdict.score):
             raise ValueError(f"a {verdict.signal} verdict's score is {verdict.score!r}")
