@@ -205,6 +205,40 @@ class TestPeriodicCadenceSurvivesRestart:
                 mem.close()
         assert by_turns(backend.rows) == by_turns(want)
 
+    @pytest.mark.parametrize("reload", ["restart", "refused turn"])
+    def test_a_flushed_session_reloaded_keeps_the_judge_cadence(self, reload: str) -> None:
+        # Found by review: a session with no open turn (just flushed) was reloaded without
+        # its checkpoint, so the periodic judge counted from 0 again and cut elsewhere.
+        config = EpisegConfig(judge=JudgeConfig(gate="periodic", every=3))
+        words = ["deploy prod api", "terraform apply", "check the jwt key", "rotate the token"]
+        words += ["replica lag", "invoice currency", "pytest fixture leak", "pod crash loop"]
+        turns = [
+            Turn(actor=Actor.USER, text=t, ts=float(i), id=f"t{i}") for i, t in enumerate(words)
+        ]
+        script = ["new"] * 20
+
+        def run(interrupted: bool) -> dict[str, Episode]:
+            backend = MemBackend()
+            with tempfile.TemporaryDirectory(dir=_TMP) as path:
+                judge = ScriptedJudge(script)
+                mem = memory(path, backend, judge=judge, config=config)
+                mem.ingest(turns[:2])
+                mem.flush("default", "default")
+                if interrupted and reload == "restart":
+                    mem.close()
+                    mem = memory(
+                        path, backend, judge=ScriptedJudge(script[judge.calls :]), config=config
+                    )
+                elif interrupted:  # a refused turn reloads the session from the journal
+                    with pytest.raises(TurnValidationError):
+                        mem.observe(Turn(actor=Actor.USER, text="late", ts=0.5, id="late"))
+                mem.ingest(turns[2:])
+                mem.flush()
+                mem.close()
+            return backend.rows
+
+        assert by_turns(run(interrupted=True)) == by_turns(run(interrupted=False))
+
 
 class TestJournalUnits:
     def test_duplicate_after_restart_of_stored_turn_is_refused(self, tmp_path: Path) -> None:

@@ -240,6 +240,8 @@ class Segmenter:
             closed.extend(self._decider.step(state, prepared, vector).closed)
             if n == 0:
                 checkpoint.restore(state)
+        if not turns:  # nothing open (flushed, idle-closed): the judge's cadence still runs on
+            checkpoint.restore(state)
         if last_ts is not None:
             state.intake.last_ts = last_ts
         return closed
