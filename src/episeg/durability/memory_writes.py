@@ -35,7 +35,7 @@ from episeg.durability.journal import Journal
 from episeg.durability.outbox import PendingWriter
 from episeg.durability.recovery import RecoveryReport, recover
 from episeg.durability.sessions import SessionPool
-from episeg.errors import EpisegError, JournalError
+from episeg.errors import JournalError
 from episeg.recall.summary import extractive_summary
 from episeg.store.repair import rebuild_tenant, resume_rebuilds
 from episeg.store.tenants import validate_tenant
@@ -87,12 +87,14 @@ class MemoryWrites:
             segmenter = self.sessions.enter(*key)
             try:
                 step = segmenter.observe(turn)
+                if step.turn is None or step.embedding is None:
+                    return []  # a duplicate id: already recorded
+                scored = [self._finish(e) for e in step.closed]
             except Exception:
-                self._rebuild([key])  # e.g. the embedder failed after intake saw the id
+                # e.g. the embedder or the scorer failed after intake saw the id: the
+                # session goes back to what the journal holds, so a re-send is new
+                self._rebuild([key])
                 raise
-            if step.turn is None or step.embedding is None:
-                return []  # a duplicate id: already recorded
-            scored = [self._finish(e) for e in step.closed]
             try:
                 self.journal.record(
                     dataclasses.replace(turn, id=step.turn.id),
@@ -251,8 +253,8 @@ class MemoryWrites:
             return Salience.unscored("no salience scorer configured", scorer="none")
         try:
             return self.scorer.score(episode)
-        except EpisegError as exc:  # scorers should not raise; record it if one does
+        except Exception as exc:  # scorers should not raise (a plug-in may): record it, go on
             log.warning(
-                "salience scorer %s raised on episode %s: %s", self.scorer.name, episode.id, exc
+                "salience scorer %s raised on episode %s: %r", self.scorer.name, episode.id, exc
             )
-            return Salience.unscored(f"scorer raised: {exc}", scorer=self.scorer.name)
+            return Salience.unscored(f"scorer raised: {exc!r}", scorer=self.scorer.name)
