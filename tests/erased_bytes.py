@@ -12,6 +12,9 @@ everywhere, as episeg promises.
 
 from __future__ import annotations
 
+import shutil
+import sqlite3
+import tempfile
 from pathlib import Path
 
 from chromadb.api.shared_system_client import SharedSystemClient
@@ -19,7 +22,7 @@ from chromadb.api.shared_system_client import SharedSystemClient
 from episeg.store import ChromaBackend
 from episeg.store.scrub import Layout
 
-__all__ = ["files_with", "reopened_files_with"]
+__all__ = ["files_with", "fts_trigrams", "reopened_files_with"]
 
 
 def files_with(folder: Path, needle: str, *, unused_slots: bool = True) -> list[str]:
@@ -38,6 +41,28 @@ def reopened_files_with(folder: Path, needle: str) -> list[str]:
     SharedSystemClient.clear_system_cache()
     ChromaBackend.persistent(folder / "chroma")
     return files_with(folder, needle)
+
+
+def fts_trigrams(folder: Path, needle: str) -> list[str]:
+    """The trigrams of ``needle`` still in the data blocks of Chroma's full-text index.
+
+    Chroma indexes documents in an FTS5 table of trigrams; a deleted document's
+    trigrams stay in its blocks until the index is merged, and a ``VACUUM`` copies
+    them as they are: not the text itself (so :func:`files_with` misses them), but
+    overlapping pieces from which a distinctive word can be rebuilt. Read from a copy
+    of ``folder/chroma/chroma.sqlite3``.
+    """
+    grams = sorted({needle[i : i + 3] for i in range(len(needle) - 2)})
+    with tempfile.TemporaryDirectory() as scratch:
+        copy = Path(scratch) / "copy.sqlite3"
+        shutil.copy(folder / "chroma" / "chroma.sqlite3", copy)
+        db = sqlite3.connect(copy)
+        try:
+            rows = db.execute("SELECT block FROM embedding_fulltext_search_data").fetchall()
+        finally:
+            db.close()
+    blocks = b"".join(row[0] or b"" for row in rows)
+    return [gram for gram in grams if gram.encode("utf-8") in blocks]
 
 
 def _read(path: Path, unused_slots: bool) -> bytes:

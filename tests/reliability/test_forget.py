@@ -23,7 +23,7 @@ from episeg.config import EpisegConfig, StoreConfig
 from episeg.memory import Memory
 from episeg.testing import ChromaServer, HashingEmbedder, InMemoryBackend
 from episeg.types import Turn
-from tests.erased_bytes import files_with, reopened_files_with
+from tests.erased_bytes import files_with, fts_trigrams, reopened_files_with
 from tests.store.store_helpers import held_vector, stored_vectors
 
 from .helpers import one_turn_episode
@@ -99,6 +99,7 @@ class TestForgetEmbedded:
         assert report.episodes == (first.id,) and report.vacuumed
         assert report.log_rows == 0  # sync_threshold 1: Chroma's log purged at once
         assert _files_with(tmp_path, "zebraquokka") == []
+        assert fts_trigrams(tmp_path, "zebraquokka") == []  # nor pieces in the full-text index
         assert [h.episode.session for h in mem.recall("alice", "zebraquokka", k=5)] != ["s1"]
 
         report = mem.forget("alice", session="s3")

@@ -31,6 +31,7 @@ from tenacity import (
 )
 
 from episeg.errors import StoreError, StoreUnavailableError
+from episeg.store.access import CHROMA_ACCESS
 
 __all__ = [
     "CHROMA_MAX_INT",
@@ -186,17 +187,24 @@ def rebuilt_retry(call: Callable[[], _T], rebuild: Callable[[], object], tenant:
 
 @contextmanager
 def translate(what: str) -> Iterator[None]:
-    """Map chromadb/httpx failures to :class:`StoreUnavailableError` / :class:`StoreError`."""
-    try:
-        yield
-    except (httpx.TransportError, ConnectionError, TimeoutError) as exc:
-        raise StoreUnavailableError(f"Chroma store unreachable during {what}: {exc}") from exc
-    except ChromaError as exc:
-        hint = TORN_HINT if is_torn(exc) else ""
-        raise StoreError(f"Chroma rejected {what}: {exc}{hint}") from exc
-    except httpx.HTTPStatusError as exc:
-        raise StoreError(f"Chroma server refused {what}: {exc}") from exc
-    except ValueError as exc:
-        if "could not connect" in str(exc).lower():
+    """Map chromadb/httpx failures to :class:`StoreUnavailableError` / :class:`StoreError`.
+
+    The call runs holding :data:`~episeg.store.access.CHROMA_ACCESS` shared, so
+    episeg's own access to an embedded store's SQLite file never overlaps it.
+    """
+    with CHROMA_ACCESS.shared():
+        try:
+            yield
+        except (httpx.TransportError, ConnectionError, TimeoutError) as exc:
             raise StoreUnavailableError(f"Chroma store unreachable during {what}: {exc}") from exc
-        raise StoreError(f"Chroma rejected {what}: {exc}") from exc
+        except ChromaError as exc:
+            hint = TORN_HINT if is_torn(exc) else ""
+            raise StoreError(f"Chroma rejected {what}: {exc}{hint}") from exc
+        except httpx.HTTPStatusError as exc:
+            raise StoreError(f"Chroma server refused {what}: {exc}") from exc
+        except ValueError as exc:
+            if "could not connect" in str(exc).lower():
+                raise StoreUnavailableError(
+                    f"Chroma store unreachable during {what}: {exc}"
+                ) from exc
+            raise StoreError(f"Chroma rejected {what}: {exc}") from exc

@@ -27,6 +27,7 @@ from pathlib import Path
 from typing import Any
 
 from episeg.errors import StoreError
+from episeg.store.access import CHROMA_ACCESS
 from episeg.store.tenants import collection_name
 from episeg.store.turns import turn_collection_name, turn_row_id
 from episeg.types import Episode
@@ -35,6 +36,7 @@ from episeg.typing import EpisodeStore
 __all__ = ["ForgetReport", "log_rows", "session_episodes", "vacuum_chroma"]
 
 _PAGE = 1000
+_FTS = "embedding_fulltext_search"  # Chroma's full-text index of documents (FTS5, trigrams)
 
 
 @dataclass(frozen=True, slots=True)
@@ -117,7 +119,10 @@ def log_rows(folder: Path | None, user: str, episodes: Sequence[Episode]) -> int
     wanted = list(dict.fromkeys(ids))
     names = (collection_name(user), turn_collection_name(user))
     total = 0
-    with _chroma_file(folder, "read Chroma's log in", read_only=True) as db:
+    with (
+        CHROMA_ACCESS.exclusive(),
+        _chroma_file(folder, "read Chroma's log in", read_only=True) as db,
+    ):
         owned = [
             row[0] for row in db.execute("SELECT id FROM collections WHERE name IN (?, ?)", names)
         ]
@@ -139,19 +144,33 @@ def log_rows(folder: Path | None, user: str, episodes: Sequence[Episode]) -> int
 
 
 def vacuum_chroma(folder: Path | None, *, timeout: float = 30.0) -> bool:
-    """``VACUUM`` an embedded Chroma store's ``chroma.sqlite3``; False if there is none.
+    """Rewrite an embedded Chroma store's ``chroma.sqlite3`` without erased data; False if none.
 
-    Chroma's own connection keeps working (it uses a rollback journal, and
-    ``VACUUM`` waits up to ``timeout`` seconds for its writes to finish).
+    First Chroma's full-text index (an FTS5 table of trigrams) is merged
+    (``'optimize'``): a deleted document's trigrams otherwise stay in its data
+    blocks, which ``VACUUM`` copies as they are. Then ``VACUUM`` leaves no freed
+    page. Both run holding :data:`~episeg.store.access.CHROMA_ACCESS`
+    exclusively: no Chroma call of this process is in flight meanwhile (two
+    copies of SQLite in one process do not lock each other out; a ``VACUUM``
+    beside a Chroma read corrupted the file). Chroma's connection reads the
+    rewritten file at its next call. ``timeout``: how long SQLite waits for
+    another process's lock.
 
     Raises
     ------
     StoreError
-        If SQLite cannot vacuum the file.
+        If SQLite cannot optimize or vacuum the file.
     """
     if folder is None or not (folder / "chroma.sqlite3").exists():
         return False
-    with _chroma_file(folder, "vacuum the Chroma store in", timeout=timeout) as db:
+    with (
+        CHROMA_ACCESS.exclusive(),
+        _chroma_file(folder, "vacuum the Chroma store in", timeout=timeout) as db,
+    ):
+        if db.execute(
+            "SELECT 1 FROM sqlite_master WHERE type = 'table' AND name = ?", (_FTS,)
+        ).fetchone():
+            db.execute(f"INSERT INTO {_FTS}({_FTS}) VALUES ('optimize')")
         db.execute("VACUUM")
     return True
 
