@@ -258,3 +258,52 @@ def test_the_repair_command_rebuilds_a_torn_tenant_with_the_real_embedder(
     again = got.turn_vectors([e.id for e in rows])
     for e in rows:  # re-embedded with the same model: the same vectors
         assert float(np.abs(again[e.id] - want[e.id]).max()) < 1e-5, e.id
+
+
+def test_after_a_failed_rebuild_the_tenant_reads_and_writes_at_once(
+    stored: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # Found by review: the cached store kept the dropped collections, so every read of
+    # the tenant failed ("does not exist") and every new episode waited in the outbox.
+    memory = _open(stored)
+    want = _all(memory, "alice")
+    assert len(memory.episodes("alice", limit=100)) == _count(want)  # its store is cached now
+    real_add = ChromaEpisodeStore.add
+
+    def dies(self: ChromaEpisodeStore, episodes: list[Episode]) -> None:
+        raise StoreError("the store refused the write")
+
+    monkeypatch.setattr(ChromaEpisodeStore, "add", dies)
+    with pytest.raises(StoreError, match="refused"):
+        memory.rebuild_store("alice")  # dropped, nothing added back yet
+    monkeypatch.setattr(ChromaEpisodeStore, "add", real_add)
+    assert memory.episodes("alice") == []  # the episodes wait in the rebuild file
+    memory.ingest(_turns("alice", 20, 4))
+    assert len(memory.flush("alice")) == 1 and memory.pending_writes() == []
+    assert memory.rebuild_store("alice") == _count(want)  # running it again finishes it
+    assert len(memory.episodes("alice", limit=100)) == _count(want) + 1
+
+
+@pytest.mark.parametrize("what", ["episode", "all"])
+def test_forget_erases_the_copy_an_unfinished_rebuild_keeps(
+    stored: Path, monkeypatch: pytest.MonkeyPatch, what: str
+) -> None:
+    # Found by review: forget left the rebuild file, so the erased text stayed on disk
+    # and the next start stored the forgotten episodes again.
+    memory, want = _interrupted_rebuild(stored, monkeypatch)
+    ids = sorted(k for k, v in want.items() if isinstance(v, Episode))
+    forgotten = want[ids[0]]
+    assert isinstance(forgotten, Episode)
+    if what == "episode":
+        report = memory.forget("alice", episode=forgotten.id)
+    else:
+        report = memory.forget("alice", all=True)
+    assert forgotten.id in report.episodes
+    memory.close()
+    text = forgotten.turns[0].text.encode("utf-8")
+    repair = stored / "chroma.repair"
+    assert not any(text in p.read_bytes() for p in repair.rglob("*") if p.is_file())
+    again = _open(stored)
+    left = {k for k, v in _all(again, "alice").items() if isinstance(v, Episode)}
+    assert left == (set(ids[1:]) if what == "episode" else set())
+    assert _count(_all(again, "bob")) > 0  # the other tenant keeps everything

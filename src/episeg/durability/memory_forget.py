@@ -28,7 +28,13 @@ from episeg.durability.erase import erase_journal, scrub
 from episeg.durability.journal import Journal
 from episeg.durability.sessions import SessionPool
 from episeg.errors import ArgumentError
-from episeg.store.erase import ForgetReport, log_rows, session_episodes, vacuum_chroma
+from episeg.store.erase import (
+    ForgetReport,
+    erase_from_rebuild,
+    log_rows,
+    session_episodes,
+    vacuum_chroma,
+)
 from episeg.store.tenants import validate_tenant
 from episeg.typing import StoreBackend
 
@@ -68,7 +74,8 @@ class MemoryForget:
         dropped), recall's lexical index and catalogue, the journal (turns,
         seen ids, outbox, checkpoints; then vacuumed and its WAL truncated)
         and an embedded store's SQLite file (vacuumed; ``log_rows`` of the
-        report counts what Chroma's log still holds). Chroma may also have
+        report counts what Chroma's log still holds), and the file of a rebuild
+        that could not finish (:func:`~episeg.store.erase.erase_from_rebuild`). Chroma may also have
         written the text into unused slots of a vector file as stale heap
         memory (chroma-core/chroma#7688), and it only marks an erased vector
         deleted; an embedded store zeroes both when it is next opened
@@ -95,6 +102,12 @@ class MemoryForget:
                 erased = erased or pending
             else:
                 erased = session_episodes(store.inner, None if all else session)
+            folder = getattr(self.backend, "path", None)
+            # an unfinished rebuild would add its copy back at the next start
+            rebuilding = erase_from_rebuild(
+                folder, tenant, episode=episode, session=session, everything=all
+            )
+            erased = list({e.id: e for e in [*erased, *rebuilding]}.values())
             ids = sorted({e.id for e in erased})
             store.delete(ids)
             drop = getattr(self.backend, "drop_tenant", None)
@@ -121,7 +134,6 @@ class MemoryForget:
             for key in sorted(keys):
                 self.sessions.reload(*key)  # in-memory state and seen ids follow the journal
             scrub(self.journal)
-            folder = getattr(self.backend, "path", None)
             left = log_rows(folder, tenant, erased)
             if left:
                 log.warning(

@@ -237,10 +237,14 @@ class MemoryWrites:
         tenant = validate_tenant(user)
         limit = self.config.embedding.max_chars
         with self.sessions.lock(tenant):
-            kept = rebuild_tenant(
-                self.backend, tenant, lambda texts: self.embedder.embed([t[:limit] for t in texts])
-            )
-            self._drop_tenant_cache(tenant)  # its cached store holds the dropped collection
+            try:
+                kept = rebuild_tenant(
+                    self.backend,
+                    tenant,
+                    lambda texts: self.embedder.embed([t[:limit] for t in texts]),
+                )
+            finally:  # failed or not, the cached store may hold a dropped collection
+                self._drop_tenant_cache(tenant)
         return kept
 
     def _recover(self) -> RecoveryReport:

@@ -19,6 +19,7 @@ DIR`` (the supported CLI, for a ``chroma run`` server's folder).
 
 from __future__ import annotations
 
+import shutil
 import sqlite3
 from collections.abc import Iterator, Sequence
 from contextlib import contextmanager
@@ -26,14 +27,16 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from episeg.errors import StoreError
+from episeg.errors import EpisegError, StoreError
 from episeg.store.access import CHROMA_ACCESS
+from episeg.store.import_check import read_export
+from episeg.store.repair import rebuild_folder, write_rebuild_file
 from episeg.store.tenants import collection_name
 from episeg.store.turns import turn_collection_name, turn_row_id
 from episeg.types import Episode
 from episeg.typing import EpisodeStore
 
-__all__ = ["ForgetReport", "log_rows", "session_episodes", "vacuum_chroma"]
+__all__ = ["ForgetReport", "erase_from_rebuild", "log_rows", "session_episodes", "vacuum_chroma"]
 
 _PAGE = 1000
 _FTS = "embedding_fulltext_search"  # Chroma's full-text index of documents (FTS5, trigrams)
@@ -141,6 +144,54 @@ def log_rows(folder: Path | None, user: str, episodes: Sequence[Episode]) -> int
             ).fetchone()
             total += int(n)
     return total
+
+
+def erase_from_rebuild(
+    folder: Path | None,
+    tenant: str,
+    *,
+    episode: str | None = None,
+    session: str | None = None,
+    everything: bool = False,
+) -> list[Episode]:
+    """Take what ``forget`` erases out of an unfinished rebuild of ``tenant``; return it.
+
+    A rebuild that could not finish (:mod:`episeg.store.repair`) keeps the
+    tenant's episodes in ``<folder>.repair/<collection>/episodes.jsonl`` and
+    adds them back at the next start; an erased episode left there would be
+    stored again. ``everything`` deletes the folder; otherwise the file is
+    written again without ``episode`` or ``session``'s episodes.
+
+    Raises
+    ------
+    StoreError
+        If the file cannot be read or written again (nothing is erased then).
+    """
+    if folder is None:
+        return []
+    work = rebuild_folder(folder, tenant)
+    if not work.is_dir():
+        return []
+    file = work / "episodes.jsonl"
+    try:
+        with file.open(encoding="utf-8") as lines:
+            episodes = read_export(lines, tenant=tenant)
+    except FileNotFoundError:
+        episodes = []  # stopped before its file was written: the folder holds no episode
+    except (OSError, EpisegError) as exc:
+        raise StoreError(f"cannot read the unfinished rebuild in {work}: {exc}") from exc
+    if everything:
+        shutil.rmtree(work, ignore_errors=False)
+        return episodes
+    gone = [
+        e for e in episodes if e.id == episode or (session is not None and e.session == session)
+    ]
+    if gone:
+        ids = {e.id for e in gone}
+        kept = [e for e in episodes if e.id not in ids]
+        dims = {int(e.embedding.size) for e in kept if e.embedding is not None}
+        write_rebuild_file(work, tenant, kept, dims.pop() if len(dims) == 1 else None)
+    return gone
 
 
 def vacuum_chroma(folder: Path | None, *, timeout: float = 30.0) -> bool:

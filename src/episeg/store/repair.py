@@ -43,7 +43,14 @@ from episeg.store.portability import episode_line, header_line, trailer_line
 from episeg.store.tenants import collection_name, validate_tenant
 from episeg.types import Episode
 
-__all__ = ["is_torn", "read_records", "rebuild_tenant", "resume_rebuilds"]
+__all__ = [
+    "is_torn",
+    "read_records",
+    "rebuild_folder",
+    "rebuild_tenant",
+    "resume_rebuilds",
+    "write_rebuild_file",
+]
 
 log = logging.getLogger(__name__)
 _DOCUMENT = "chroma:document"
@@ -127,7 +134,7 @@ def rebuild_tenant(backend: Any, tenant: str, embed: Embed) -> int:
     """
     tenant = validate_tenant(tenant)
     folder = _folder(backend)
-    work = Path(f"{folder}.repair") / collection_name(tenant)
+    work = rebuild_folder(folder, tenant)
     if (work / "episodes.jsonl").exists():  # an unfinished rebuild: its file is the truth
         return _restore(backend, tenant, work)
     episodes = []
@@ -140,7 +147,7 @@ def rebuild_tenant(backend: Any, tenant: str, embed: Embed) -> int:
         episodes.append(decode(record_id, None, meta, None))
     episodes = _with_vectors(backend, tenant, episodes, embed)
     dims = {int(np.asarray(e.embedding).size) for e in episodes}
-    _write(work, tenant, episodes, dims.pop() if len(dims) == 1 else None)
+    write_rebuild_file(work, tenant, episodes, dims.pop() if len(dims) == 1 else None)
     kept = _restore(backend, tenant, work)
     log.warning("rebuilt the torn collections of tenant %r: %d episode(s)", tenant, kept)
     return kept
@@ -232,7 +239,14 @@ def _with_vectors(
     return out
 
 
-def _write(work: Path, tenant: str, episodes: Sequence[Episode], dim: int | None) -> None:
+def rebuild_folder(folder: Path, tenant: str) -> Path:
+    """Where a rebuild of ``tenant`` in the store ``folder`` keeps its file until it is done."""
+    return Path(f"{folder}.repair") / collection_name(tenant)
+
+
+def write_rebuild_file(
+    work: Path, tenant: str, episodes: Sequence[Episode], dim: int | None
+) -> None:
     """The episodes, durably, in ``work`` (``tenant.txt`` first, then the episodes file)."""
     work.mkdir(parents=True, exist_ok=True)
     _durable(work / "tenant.txt", [tenant])
