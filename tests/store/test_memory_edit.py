@@ -4,6 +4,7 @@ filters, through the real embedded Chroma (HashingEmbedder for speed)."""
 from __future__ import annotations
 
 import asyncio
+import threading
 from pathlib import Path
 
 import pytest
@@ -112,6 +113,34 @@ def test_pinned_is_never_decayed_nor_archived_and_unarchive(tmp_path: Path) -> N
     assert not back.archived and back.last_accessed == clock.now
     assert mem.maintain("alice", archive=True).archived == 0  # not re-archived at once
     assert [h.episode.id for h in mem.recall("alice", "passing remark", k=5)] == [faded.id]
+
+
+def test_maintenance_never_undoes_a_use_confirmed_during_its_scan(tmp_path: Path) -> None:
+    # Found by review: maintain wrote back the state it had read, so a confirm_used that
+    # finished between its read and its write was lost and the episode just used archived.
+    clock = Clock()
+    mem = _memory(tmp_path, clock)
+    used = _store(mem, "alice", "s1", "deploy the billing service", ts=clock.now)
+    faded = _store(mem, "alice", "s2", "a passing remark", ts=clock.now)
+    clock.now += 400 * DAY
+    store = mem.store("alice")
+    scan = store.list_episodes
+
+    def scan_then_use(**kw: object) -> list[Episode]:
+        page = scan(**kw)  # type: ignore[arg-type]
+        if page and used.id in {e.id for e in page}:
+            done = threading.Thread(target=mem.confirm_used, args=("alice", [used.id]))
+            done.start()  # another request, while maintenance works from its scan
+            done.join(10)
+        return page
+
+    store.list_episodes = scan_then_use  # type: ignore[method-assign]
+    report = mem.maintain("alice", archive=True)
+    store.list_episodes = scan  # type: ignore[method-assign]
+    now = mem.episode("alice", used.id)
+    assert now.recall_count == 1 and not now.archived and now.last_accessed == clock.now
+    assert mem.episode("alice", faded.id).archived and report.archived == 1
+    assert [h.episode.id for h in mem.recall("alice", "billing service", k=5)] == [used.id]
 
 
 def test_user_salience_survives_a_rescore(tmp_path: Path) -> None:

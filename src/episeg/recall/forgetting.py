@@ -41,6 +41,7 @@ from __future__ import annotations
 
 import dataclasses
 import math
+from contextlib import AbstractContextManager, nullcontext
 from dataclasses import dataclass
 
 from episeg.config import EpisegConfig
@@ -110,12 +111,22 @@ class MaintenanceReport:
 
 
 def maintain(
-    store: EpisodeStore, config: EpisegConfig, now: float, *, archive: bool = False
+    store: EpisodeStore,
+    config: EpisegConfig,
+    now: float,
+    *,
+    archive: bool = False,
+    lock: AbstractContextManager[object] | None = None,
 ) -> MaintenanceReport:
     """Decay unused memories of ``store``'s tenant and optionally archive faded ones.
 
     Reads every episode (archived included) page by page, then writes the
-    changed recall metadata back with ``store.update``.
+    changed recall metadata back with ``store.update``. The write holds
+    ``lock`` (the tenant's write lock), under which the episodes to change are
+    read again: one whose state changed since the scan (confirmed used,
+    unarchived, pinned or edited meanwhile) is left as it is now, so a
+    reinforcement is never undone nor the episode just used archived. The
+    report counts what was written.
     """
     episodes: list[Episode] = []
     offset = 0
@@ -125,8 +136,8 @@ def maintain(
         if len(page) < _PAGE:
             break
         offset += _PAGE
-    changed: list[Episode] = []
-    decayed = below = newly = already = 0
+    changed: list[tuple[Episode, Episode]] = []  # (as read, as it is to be written)
+    below = already = 0
     total_r = 0.0
     for ep in episodes:
         r = retention(ep, config=config, now=now)
@@ -139,17 +150,16 @@ def maintain(
             s = decayed_strength(ep, config=config, now=now)
             if s < ep.strength:
                 new = dataclasses.replace(new, strength=s)
-                decayed += 1
         if r < config.forgetting.archive_floor:
             below += 1
             if archive and not ep.archived:
                 new = dataclasses.replace(new, archived=True)
-                newly += 1
         already += int(ep.archived)
         if new is not ep:
-            changed.append(new)
-    if changed:
-        store.update(changed)
+            changed.append((ep, new))
+    written = _write_unless_changed(store, changed, lock or nullcontext())
+    decayed = sum(1 for old, new in written if new.strength < old.strength)
+    newly = sum(1 for old, new in written if new.archived and not old.archived)
     recalled = sum(1 for ep in episodes if ep.recall_count > 0)
     return MaintenanceReport(
         total=len(episodes),
@@ -161,3 +171,30 @@ def maintain(
         already_archived=already,
         mean_retention=total_r / len(episodes) if episodes else 0.0,
     )
+
+
+def _state(ep: Episode) -> tuple[object, ...]:
+    return (ep.recall_count, ep.last_accessed, ep.strength, ep.archived, ep.pinned)
+
+
+def _write_unless_changed(
+    store: EpisodeStore,
+    changed: list[tuple[Episode, Episode]],
+    lock: AbstractContextManager[object],
+) -> list[tuple[Episode, Episode]]:
+    """Write each change whose episode still holds the state it was decided on."""
+    if not changed:
+        return []
+    ids = [old.id for old, _ in changed]
+    with lock:
+        now = {
+            ep.id: ep for at in range(0, len(ids), _PAGE) for ep in store.get(ids[at : at + _PAGE])
+        }
+        kept = [
+            (old, new)
+            for old, new in changed
+            if old.id in now and _state(now[old.id]) == _state(old)
+        ]
+        if kept:
+            store.update([new for _, new in kept])
+    return kept

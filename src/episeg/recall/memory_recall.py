@@ -63,6 +63,8 @@ class MemoryRecall:
 
         def rebuild_store(self, user: str) -> int: ...
 
+        def tenant_lock(self, user: str) -> threading.RLock: ...
+
         def _with_open(
             self,
             user: str,
@@ -208,7 +210,9 @@ class MemoryRecall:
             raise RecallArgumentError(
                 f"episode_ids must be a collection of ids, got the string {episode_ids!r}"
             )
-        return self._recaller(user).confirm_used(list(episode_ids))
+        recaller = self._recaller(user)
+        with self.tenant_lock(recaller.store.tenant):  # a read-modify-write of recall state
+            return recaller.confirm_used(list(episode_ids))
 
     def feedback(
         self, user: str, results: Sequence[ScoredEpisode], used_ids: Collection[str]
@@ -228,7 +232,8 @@ class MemoryRecall:
         if unknown:
             raise RecallArgumentError(f"used id(s) {unknown[:5]} are not among the recall results")
         recaller = self._recaller(user)
-        recaller.confirm_used(sorted(used_ids))
+        with self.tenant_lock(recaller.store.tenant):
+            recaller.confirm_used(sorted(used_ids))
         return recaller.params.weights
 
     def recaller(self, user: str) -> HierarchicalRecaller:
@@ -237,7 +242,9 @@ class MemoryRecall:
 
     def maintain(self, user: str, *, archive: bool = False) -> MaintenanceReport:
         """Decay never-recalled episodes; with ``archive`` hide faded ones from recall."""
-        return maintain(self.store(user), self.config, float(self._clock()), archive=archive)
+        store = self.store(user)
+        lock = self.tenant_lock(store.tenant)
+        return maintain(store, self.config, float(self._clock()), archive=archive, lock=lock)
 
     # -- internals --------------------------------------------------------------------
     def _recaller(self, user: str) -> HierarchicalRecaller:
