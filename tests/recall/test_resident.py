@@ -15,8 +15,8 @@ from episeg.memory import Memory
 from episeg.recall.episode_cache import EpisodeCache
 from episeg.recall.hierarchical import HierarchicalRecaller
 from episeg.recall.index import EpisodeCard, IndexedStore, TenantIndex
+from episeg.recall.persistent_store import PersistentIndexedStore
 from episeg.recall.resident import fill_cache
-from episeg.recall.snapshot import PersistentIndexedStore
 from episeg.store import ChromaBackend
 from episeg.testing import HashingEmbedder
 from episeg.types import Actor, Episode, Turn

@@ -10,7 +10,8 @@ import pytest
 
 from episeg.errors import StoreError
 from episeg.recall.index import TenantIndex
-from episeg.recall.snapshot import IndexSnapshot, PersistentIndexedStore
+from episeg.recall.persistent_store import PersistentIndexedStore
+from episeg.recall.snapshot import IndexSnapshot
 from episeg.store import ChromaBackend
 from episeg.types import Episode, Turn
 
@@ -92,6 +93,47 @@ class TestPersistentIndexedStore:
         second = PersistentIndexedStore(backend.store_for("alice"), folder, check_interval=0.0)
         assert second.index.turns.top("canary", k=3) == expected
         assert second.index.cards["e2"].archived
+
+    @pytest.mark.parametrize("write", ["update", "revise", "replace"])
+    def test_a_crash_between_a_count_keeping_write_and_its_log_line_triggers_a_rebuild(
+        self,
+        backend: ChromaBackend,
+        tmp_path: Path,
+        monkeypatch: pytest.MonkeyPatch,
+        write: str,
+    ) -> None:
+        # Found by review: an unarchive that reached the store but not the log was never
+        # noticed (the count still matched), so the episode stayed out of recall for good.
+        folder = tmp_path / "recall"
+        first = PersistentIndexedStore(backend.store_for("alice"), folder, check_interval=0.0)
+        first.add([episode("e1", ["deploy the canary"]), episode("e2", ["tomato pasta"])])
+        first.update([dataclasses.replace(first.get(["e1"])[0], archived=True)])
+
+        class Crash(BaseException):
+            """The process dies here: nothing after it runs."""
+
+        def die(*args: object, **kwargs: object) -> None:
+            raise Crash
+
+        monkeypatch.setattr(IndexSnapshot, "log_state", die)
+        monkeypatch.setattr(IndexSnapshot, "save", die)
+        current = first.get(["e1"])[0]
+        with pytest.raises(Crash):
+            if write == "update":
+                first.update([dataclasses.replace(current, archived=False)])
+            elif write == "revise":
+                first.revise([dataclasses.replace(current, summary="the canary, again")])
+            else:
+                first.add([episode("e1", ["deploy the canary", "rolled back"])])
+        monkeypatch.undo()
+        second = PersistentIndexedStore(backend.store_for("alice"), folder, check_interval=0.0)
+        stored = second.get(["e1"])[0]
+        card = second.index.cards["e1"]
+        assert card.archived == stored.archived and card.n_turns == len(stored.turns)
+        if write == "update":
+            assert not card.archived  # the unarchive the store holds counts
+        if write == "replace":
+            assert [key for key, _ in second.index.turns.top("rolled back", k=3)] == [("e1", 1)]
 
     def test_another_writer_triggers_a_rebuild(
         self, backend: ChromaBackend, tmp_path: Path

@@ -25,7 +25,7 @@ from episeg.recall import candidates as C
 from episeg.recall.hierarchical import HierarchicalRecaller
 from episeg.recall.overlap import submit
 from episeg.recall.resident import fill_cache
-from episeg.recall.snapshot import PersistentIndexedStore
+from episeg.recall.persistent_store import PersistentIndexedStore
 from episeg.store.turns import turn_collection_name
 
 client, backend = open_chroma("/work/scratch/hb/n100000")

@@ -5,7 +5,7 @@ from episeg.benchmarks.hierarchical_bench import _words
 from episeg.embedders import HashingEmbedder
 from episeg.recall.hierarchical import HierarchicalRecaller
 from episeg.recall.resident import fill_cache
-from episeg.recall.snapshot import PersistentIndexedStore
+from episeg.recall.persistent_store import PersistentIndexedStore
 from episeg.recall import candidates as C
 from episeg.recall.overlap import submit
 from episeg.recall.window import RecallWindow

@@ -6,7 +6,7 @@ from episeg.benchmarks.store_bench import open_chroma, unit_vectors
 from episeg.benchmarks.hierarchical_bench import _words
 from episeg.embedders import HashingEmbedder
 from episeg.recall.hierarchical import HierarchicalRecaller
-from episeg.recall.snapshot import PersistentIndexedStore
+from episeg.recall.persistent_store import PersistentIndexedStore
 from episeg.recall import candidates as C, ranking as R
 from episeg.recall.window import RecallWindow
 from episeg.recall.hits import Expand

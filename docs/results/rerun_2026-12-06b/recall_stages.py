@@ -6,7 +6,7 @@ from episeg.embedders import HashingEmbedder
 from episeg.recall.hierarchical import HierarchicalRecaller
 import episeg.recall.hierarchical as H
 from episeg.recall.resident import fill_cache
-from episeg.recall.snapshot import PersistentIndexedStore
+from episeg.recall.persistent_store import PersistentIndexedStore
 from episeg.store.turns import turn_collection_name
 client, backend = open_chroma("/work/scratch/hb/n100000")
 raw_store = backend.store_for("tenant-0")

@@ -68,8 +68,8 @@ from episeg.benchmarks.store_bench import (
 )
 from episeg.embedders import HashingEmbedder
 from episeg.recall.hierarchical import HierarchicalRecaller
+from episeg.recall.persistent_store import PersistentIndexedStore
 from episeg.recall.resident import fill_cache
-from episeg.recall.snapshot import PersistentIndexedStore
 from episeg.store import ChromaBackend
 from episeg.store.turns import turn_collection_name
 from episeg.types import Actor, Episode, Salience, Turn

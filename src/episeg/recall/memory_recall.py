@@ -34,7 +34,7 @@ from episeg.recall.forgetting import MaintenanceReport, maintain
 from episeg.recall.hierarchical import Expand, HierarchicalRecaller, RecallHit
 from episeg.recall.index import IndexedStore
 from episeg.recall.open_corpus import OpenCorpus
-from episeg.recall.snapshot import PersistentIndexedStore
+from episeg.recall.persistent_store import PersistentIndexedStore
 from episeg.store.chroma_io import rebuilt_retry
 from episeg.store.tenants import collection_name, validate_tenant
 from episeg.store.usermeta import MetaScalar, validate_metadata

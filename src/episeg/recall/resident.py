@@ -9,7 +9,7 @@ nothing more from Chroma than its turn query.
 
 When the index is *built* from the store, the build's own pages fill the cache
 (``IndexedStore`` passes them on, no second read). When a saved index is
-*loaded* (:class:`~episeg.recall.snapshot.PersistentIndexedStore`), nothing has
+*loaded* (:class:`~episeg.recall.persistent_store.PersistentIndexedStore`), nothing has
 been read yet, so :func:`fill_cache` pages through the store. Each episode is kept
 only if the card it gives is the card the index holds for it: an episode the
 saved index describes differently is left to be read on demand, never served

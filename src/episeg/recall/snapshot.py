@@ -15,12 +15,15 @@ A write that removes or changes text (``delete``, or an ``add`` that replaces
 an episode's tokens) rewrites ``index.json`` and empties the log at once, so
 no byte of an erased text stays in either file (``forget``'s byte-level tests
 cover it); an empty index leaves no files. The log is also folded in when it
-grows past half the snapshot. :class:`PersistentIndexedStore` loads it on
-first use when it holds as many episodes as the store (else, e.g. after
-another writer or a crash between the store write and the log line, it
-rebuilds from the store as before and saves); :class:`PersistentIndex` writes
-every change through. A torn last log line (a crash mid-write) is ignored;
-its episode then shows as a count mismatch and the index is rebuilt.
+grows past half the snapshot.
+:class:`~episeg.recall.persistent_store.PersistentIndexedStore` loads it on
+first use when it holds as many episodes as the store and no write that
+keeps the count (an update, an edit, a replacing add) was cut short: such a
+write marks the folder ``pending`` before it reaches the store and clears the
+mark once the snapshot follows. Otherwise (another writer, a crash between the
+store write and the log line) it rebuilds from the store and saves;
+:class:`PersistentIndex` writes every change through. A torn last log line (a
+crash mid-write) is ignored; its episode shows as a count mismatch.
 
 >>> import tempfile
 >>> from pathlib import Path
@@ -42,17 +45,16 @@ import dataclasses
 import json
 import logging
 import os
-from collections.abc import Iterable, Sequence
+from collections.abc import Iterable, Iterator, Sequence
+from contextlib import contextmanager
 from pathlib import Path
 from typing import Any
 
 from episeg.errors import StoreError
-from episeg.recall.index import EpisodeCard, IndexedStore, TenantIndex
-from episeg.recall.resident import fill_cache
+from episeg.recall.index import EpisodeCard, TenantIndex
 from episeg.types import Episode
-from episeg.typing import EpisodeStore
 
-__all__ = ["IndexSnapshot", "PersistentIndex", "PersistentIndexedStore"]
+__all__ = ["IndexSnapshot", "PersistentIndex"]
 
 log = logging.getLogger(__name__)
 
@@ -81,9 +83,12 @@ class IndexSnapshot:
         self.folder = Path(folder)
         self._main = self.folder / "index.json"
         self._log = self.folder / "log.jsonl"
+        self._pending = self.folder / "pending"
 
     def load(self, into: TenantIndex | None = None) -> TenantIndex | None:
         """The saved index (filled into ``into`` when given), or ``None`` without a usable one."""
+        if self._pending.exists():  # a write the count cannot show was cut short
+            return None
         try:
             data = json.loads(self._main.read_text(encoding="utf-8"))
         except (OSError, ValueError):
@@ -113,6 +118,7 @@ class IndexSnapshot:
                 os.fsync(fh.fileno())
             os.replace(tmp, self._main)
             self._log.unlink(missing_ok=True)
+            self._pending.unlink(missing_ok=True)
         except OSError as exc:
             raise StoreError(f"cannot write the recall index under {self.folder}: {exc}") from exc
 
@@ -130,10 +136,25 @@ class IndexSnapshot:
     def clear(self) -> None:
         """Delete the snapshot and its log."""
         try:
-            for path in (self._main, self._log, self._main.with_suffix(".tmp")):
+            for path in (self._main, self._log, self._main.with_suffix(".tmp"), self._pending):
                 path.unlink(missing_ok=True)
         except OSError as exc:
             raise StoreError(f"cannot delete the recall index under {self.folder}: {exc}") from exc
+
+    @contextmanager
+    def writing(self) -> Iterator[None]:
+        """Hold the snapshot unusable for a load while a write it must follow runs.
+
+        Left marked if the write raises (the store may hold part of it).
+        """
+        if self._main.exists():
+            try:
+                with open(self._pending, "w") as fh:
+                    os.fsync(fh.fileno())
+            except OSError as exc:
+                raise StoreError(f"cannot mark the recall index under {self.folder}") from exc
+        yield
+        self._pending.unlink(missing_ok=True)
 
     # -- internals ------------------------------------------------------------------
     def _append(self, line: dict[str, Any], index: TenantIndex) -> None:
@@ -241,50 +262,3 @@ class PersistentIndex(TenantIndex):
             if erasing:
                 raise
             log.error("cannot delete the stale recall index under %s", self.snapshot.folder)
-
-
-class PersistentIndexedStore(IndexedStore):
-    """An :class:`IndexedStore` whose index lives in ``folder`` between runs.
-
-    On first use the snapshot is loaded if it holds as many episodes as the
-    store; otherwise the index is rebuilt from the store and saved. With
-    ``warm_cache`` the episode cache is filled either way (:mod:`.resident`).
-    """
-
-    def __init__(self, store: EpisodeStore, folder: Path, **kwargs: Any) -> None:
-        super().__init__(store, **kwargs)
-        self.snapshot = IndexSnapshot(folder)
-
-    def _fresh_index(self, count: int) -> TenantIndex:
-        index = PersistentIndex(self.snapshot)
-        index.quiet = True
-        if self.snapshot.load(into=index) is None or len(index) != count:
-            index = PersistentIndex(self.snapshot)
-            index.quiet = True
-            TenantIndex.build(
-                self.inner, into=index, on_page=self._keep if self.warm_cache else None
-            )
-            self.snapshot.save(index)
-        elif self.warm_cache:  # loaded: nothing read yet
-            fill_cache(self.inner, index, self.recent)
-        index.quiet = False
-        return index
-
-    # Every write first loads the index, so the snapshot sees it: a write to an
-    # unloaded index would leave a stale snapshot whose count still matches
-    # (an update or an erasure does not change the count).
-    def add(self, episodes: Sequence[Episode]) -> None:
-        _ = self.index
-        super().add(episodes)
-
-    def update(self, episodes: Sequence[Episode]) -> None:
-        _ = self.index
-        super().update(episodes)
-
-    def delete(self, ids: Sequence[str]) -> None:
-        _ = self.index
-        super().delete(ids)
-
-    def revise(self, episodes: Sequence[Episode]) -> None:
-        _ = self.index
-        super().revise(episodes)
