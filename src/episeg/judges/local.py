@@ -23,6 +23,7 @@ from collections.abc import Sequence
 
 import numpy as np
 
+from episeg.errors import JudgeError
 from episeg.text import content_words, is_tool_error
 from episeg.types import Actor, Decision, JudgeAnswer, Turn
 from episeg.typing import Embedder
@@ -76,6 +77,13 @@ class LocalJudge:
         Recent turns compared against.
     tool_error_rule : bool, default False
         Enable the sub-episode rule above.
+
+    Raises
+    ------
+    JudgeError
+        From :meth:`judge` when the embedder fails (any exception it raises is
+        wrapped), so the prediction signal records a failed call (abstain)
+        instead of the error escaping the segmenter.
     """
 
     name = "local"
@@ -168,7 +176,10 @@ class LocalJudge:
         has_summary = bool(summary.strip())
         if has_summary:
             texts.append(summary)
-        vectors = np.asarray(self._embedder.embed(texts), dtype=np.float64)
+        try:
+            vectors = np.asarray(self._embedder.embed(texts), dtype=np.float64)
+        except Exception as exc:  # the judge's contract: a failure is a JudgeError
+            raise JudgeError(f"local judge: the embedder failed: {exc!r}") from exc
         new = vectors[len(recent)]
         sims: list[float] = []
         if recent:

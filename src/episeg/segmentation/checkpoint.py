@@ -50,7 +50,12 @@ class SessionCheckpoint:
 
     @classmethod
     def of(cls, state: SessionState, user: str, session: str) -> SessionCheckpoint:
-        """The checkpoint of ``state``'s open episode (take it right after its first turn)."""
+        """The checkpoint of ``state``'s open episode (take it right after its first turn).
+
+        Then ``seq`` is the counter the first turn was numbered from; replaying
+        the turns re-derives every later skip of a number a client used
+        (:meth:`~episeg.segmentation.intake.SessionIntake.accept`).
+        """
         n = len(state.open.turns)
         return cls(
             user=user,

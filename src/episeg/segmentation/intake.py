@@ -6,7 +6,11 @@ silently.
 * text longer than ``max_turn_chars`` is refused (``TurnValidationError``);
 * a turn earlier than the previous turn of its session is refused;
 * a turn without ``id`` gets ``"<session>:<seq>"`` (numbers already used as
-  ids by the client are skipped);
+  ids by the client are skipped); a client id equal to the id the next turn
+  without one would get counts as taking that number. So the counter after a
+  turn depends only on the counter, the seen ids and the turn's id, never on
+  whether the client or the intake chose it: replaying journaled turns (their
+  ids all set) gives the counter the live run had (``Segmenter.resume``);
 * a turn whose ``id`` was already seen in its session is a *duplicate*: it
   is skipped and counted (idempotent ingestion), never stored twice; but if
   its content differs from what was recorded under that id (actor, type,
@@ -34,9 +38,10 @@ episeg.errors.TurnConflictError: turn id 's1:0' in session 's1' was already reco
 
 from __future__ import annotations
 
+import copy
 import dataclasses
 import hashlib
-from collections.abc import Iterable, Mapping
+from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from json.encoder import encode_basestring
 
@@ -44,7 +49,7 @@ from episeg.errors import TurnConflictError, TurnValidationError
 from episeg.segmentation.signals.marker import scan_markers
 from episeg.types import Actor, Turn
 
-__all__ = ["PreparedTurn", "SessionIntake", "turn_fingerprint"]
+__all__ = ["PreparedTurn", "SessionIntake", "preview_intake", "turn_fingerprint"]
 
 
 def turn_fingerprint(turn: Turn) -> int:
@@ -134,11 +139,14 @@ class SessionIntake:
                 for place, tag in (("before", scan.before), ("after", scan.after))
                 if tag
             )
-        if turn.id is None:  # skip numbers a client already used as ids (e.g. "s1:3")
-            while f"{turn.session}:{self.seq}" in self.seen_ids:
-                self.seq += 1
-        turn_id = turn.id if turn.id is not None else f"{turn.session}:{self.seq}"
-        self.seq += 1
+        free = self.seq  # skip numbers a client already used as ids (e.g. "s1:3")
+        while f"{turn.session}:{free}" in self.seen_ids:
+            free += 1
+        auto_id = f"{turn.session}:{free}"
+        if turn.id is None or turn.id == auto_id:  # the same whoever chose it (replay)
+            turn_id, self.seq = auto_id, free + 1
+        else:
+            turn_id, self.seq = turn.id, self.seq + 1
         self.last_ts = turn.ts
         self.seen_ids[turn_id] = fingerprint
         clean = _with_id(turn, text=text, turn_id=turn_id)
@@ -161,6 +169,25 @@ class SessionIntake:
         self.seen_ids.pop(turn_id, None)
         self.seq = seq
         self.last_ts = last_ts
+
+
+def preview_intake(
+    intakes: Mapping[tuple[str, str], SessionIntake], turns: Sequence[Turn], *, max_turn_chars: int
+) -> list[bool]:
+    """Per turn, ``False`` if :meth:`SessionIntake.accept` would skip it as a duplicate.
+
+    Runs on copies of ``intakes`` (per (user, session); a session not in it
+    starts fresh), so nothing changes; raises what the first refused turn would.
+    """
+    trial: dict[tuple[str, str], SessionIntake] = {}
+    fresh: list[bool] = []
+    for turn in turns:
+        key = (turn.user, turn.session)
+        if key not in trial:
+            known = intakes.get(key)
+            trial[key] = SessionIntake(session_key=key) if known is None else copy.deepcopy(known)
+        fresh.append(trial[key].accept(turn, max_turn_chars=max_turn_chars) is not None)
+    return fresh
 
 
 _TURN_FIELDS = tuple(f.name for f in dataclasses.fields(Turn))

@@ -29,7 +29,6 @@ from __future__ import annotations
 import logging
 from collections.abc import Iterable, Mapping, Sequence
 from contextlib import nullcontext
-from copy import deepcopy
 from dataclasses import replace
 
 import numpy as np
@@ -40,7 +39,7 @@ from episeg.errors import ConfigError
 from episeg.segmentation.checkpoint import SessionCheckpoint
 from episeg.segmentation.decide import TurnDecider
 from episeg.segmentation.episode import OpenEpisode
-from episeg.segmentation.intake import PreparedTurn, SessionIntake
+from episeg.segmentation.intake import PreparedTurn, preview_intake
 from episeg.segmentation.learned import LearnedPolicy, learned_policy
 from episeg.segmentation.policy import BoundaryPolicy
 from episeg.segmentation.signals.factory import ALL_SIGNALS
@@ -132,19 +131,17 @@ class Segmenter:
     def observe(self, turn: Turn) -> Step:
         """Take one turn; the :class:`Step` says what happened (iterate it for closed episodes)."""
         session = self._session(turn)
-        intake = session.intake
-        seq, last_ts = intake.seq, intake.last_ts
-        prepared = intake.accept(turn, max_turn_chars=self.config.intake.max_turn_chars)
+        before = (session.intake.seq, session.intake.last_ts, session.positions)
+        prepared = session.intake.accept(turn, max_turn_chars=self.config.intake.max_turn_chars)
         if prepared is None:
             self._duplicate(turn)
             return Step()
         try:
             try:
-                vector = self._embed([prepared.turn.text])[0]
-            except BaseException:  # an embedder error records nothing: the turn may be re-sent
-                intake.retract(prepared.turn.id or "", seq=seq, last_ts=last_ts)
+                step = self._decider.step(session, prepared, self._embed([prepared.turn.text])[0])
+            except BaseException:  # the embedder or the step failed: the turn may be re-sent
+                self._take_back(session, prepared.turn, *before)
                 raise
-            step = self._decider.step(session, prepared, vector)
             record = self.tap.take(prepared.turn.id or "") if self.tap is not None else None
         finally:
             if self.tap is not None:
@@ -158,16 +155,8 @@ class Segmenter:
         Raises the ``TurnValidationError`` the first refused turn would raise,
         so a caller can refuse a whole batch before any of it is observed.
         """
-        trial: dict[tuple[str, str], SessionIntake] = {}
-        fresh: list[bool] = []
-        for turn in turns:
-            key = (turn.user, turn.session)
-            if key not in trial:
-                state = self._sessions.get(key)
-                trial[key] = deepcopy(state.intake) if state else SessionIntake(session_key=key)
-            limit = self.config.intake.max_turn_chars
-            fresh.append(trial[key].accept(turn, max_turn_chars=limit) is not None)
-        return fresh
+        known = {key: state.intake for key, state in self._sessions.items()}
+        return preview_intake(known, turns, max_turn_chars=self.config.intake.max_turn_chars)
 
     def flush(self, user: str | None = None, session: str | None = None) -> list[Episode]:
         """Close the open episode of every matching (user, session)."""
@@ -211,12 +200,8 @@ class Segmenter:
         from them and is never called. Returns the episodes the replay closed
         (none when it is deterministic).
         """
-        replaying = (
-            self.tap.replaying(judge_records)
-            if self.tap is not None and judge_records is not None
-            else nullcontext()
-        )
-        with replaying:
+        tap = self.tap if judge_records is not None else None
+        with tap.replaying(judge_records or {}) if tap is not None else nullcontext():
             return self._resume(checkpoint, turns, seen_ids=seen_ids, last_ts=last_ts)
 
     def _resume(
@@ -260,11 +245,10 @@ class Segmenter:
         saved, self._sessions = self._sessions, {}
         try:
             accepted: list[tuple[SessionState, PreparedTurn]] = []
+            limit = self.config.intake.max_turn_chars
             for turn in turns:
                 state = self._session(turn)
-                prepared = state.intake.accept(
-                    turn, max_turn_chars=self.config.intake.max_turn_chars
-                )
+                prepared = state.intake.accept(turn, max_turn_chars=limit)
                 if prepared is None:
                     self._duplicate(turn)
                     continue
@@ -294,6 +278,20 @@ class Segmenter:
         self._counters["embed_calls"] += len(texts)
         self._counters["embed_batches"] += 1 if texts else 0
         return vectors
+
+    def _take_back(
+        self, state: SessionState, turn: Turn, seq: int, last_ts: float | None, positions: int
+    ) -> None:
+        """Undo ``turn``'s intake (its embedding or step raised), unless it joined the episode."""
+        where = f"turn {turn.id!r} of session {turn.session!r}"
+        if state.open.turns and state.open.turns[-1] is turn:  # raised after joining: kept
+            log.error("the step on %s raised after the turn joined the open episode", where)
+            return
+        state.intake.retract(turn.id or "", seq=seq, last_ts=last_ts)  # a re-send is new
+        if state.positions != positions:  # the step ran: its signals may keep part of the turn
+            log.error("the step on %s raised; the turn was not taken, send it again", where)
+            state.positions = positions
+            self._counters["turns"] -= 1
 
     def _duplicate(self, turn: Turn) -> None:
         self._counters["duplicates"] += 1

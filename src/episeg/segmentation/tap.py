@@ -26,7 +26,7 @@ import logging
 from collections.abc import Iterator, Mapping, Sequence
 from contextlib import contextmanager
 
-from episeg.errors import BackendUnavailableError, JudgeError
+from episeg.errors import JudgeError
 from episeg.types import Decision, JudgeAnswer, Turn
 from episeg.typing import Judge
 
@@ -64,7 +64,7 @@ class JudgeTap:
             return _answer(self._replay, key, self)
         try:
             answer = self.inner.judge(summary, recent, turn)
-        except (JudgeError, BackendUnavailableError) as exc:
+        except Exception as exc:  # any failure (the prediction signal abstains on each)
             self._recorded[key] = json.dumps({"error": str(exc)}, ensure_ascii=False)
             raise
         self._recorded[key] = json.dumps(

@@ -6,7 +6,9 @@ money or time, so the signal is *gated*: it asks every ``every`` turns when
 periodic checks are on, or when the combiner passes ``ask=True`` because the
 cheap signals are ambiguous. A judge failure (timeout, overload, garbage)
 becomes an explicit ``abstain`` verdict and a warning in the log; it never
-crashes the segmenter and never decides silently.
+crashes the segmenter and never decides silently. Any other exception a judge
+raises (outside its contract: a bug) is the same failed call, logged as an
+error.
 
 >>> import numpy as np
 >>> from episeg.testing import ScriptedJudge
@@ -99,20 +101,31 @@ class PredictionError:
         try:
             answer = self.judge.judge(self.summary, tuple(self._recent), turn.turn)
         except (JudgeError, BackendUnavailableError) as exc:
-            self.failures += 1
-            log.warning(
-                "prediction-error judge %s failed on turn %s: %s",
-                getattr(self.judge, "name", "?"),
-                turn.turn.id,
-                exc,
-            )
-            self._recent.append(turn.turn)
-            return Verdict(self.name, Decision.ABSTAIN, 0.0, f"judge failed: {exc}")
+            return self._failed(turn, exc, logging.WARNING)
+        except Exception as exc:  # outside the Judge contract (a plug-in's bug): still a failure
+            return self._failed(turn, exc, logging.ERROR)
         self._recent.append(turn.turn)
         self.summary = answer.summary
         self._summary_fresh = answer.decision.opens_episode
         why = answer.reason or f"judge said {answer.decision.value}"
         return Verdict(self.name, answer.decision, 1.0, why)
+
+    def _failed(self, turn: ObservedTurn, exc: Exception, level: int) -> Verdict:
+        """A failed judge call: counted, logged, abstain (the turn still joins the context).
+
+        ``level`` is ``ERROR`` for an exception a judge should not raise (not a
+        ``JudgeError`` or ``BackendUnavailableError``): a bug to fix, not an outage.
+        """
+        self.failures += 1
+        log.log(
+            level,
+            "prediction-error judge %s failed on turn %s: %s",
+            getattr(self.judge, "name", "?"),
+            turn.turn.id,
+            exc if level == logging.WARNING else repr(exc),
+        )
+        self._recent.append(turn.turn)
+        return Verdict(self.name, Decision.ABSTAIN, 0.0, f"judge failed: {exc}")
 
     def record(self, turn: ObservedTurn) -> None:
         """Take a turn into the recent context without consulting the judge."""
