@@ -3,7 +3,8 @@
 A wrong kind or range is a :class:`~episeg.errors.RecallArgumentError`
 naming the argument, never a bare ``TypeError`` from deep inside, a store
 error for a NaN time (Chroma refusing the ``where`` clause), or an empty
-answer for a range that ends before it starts.
+answer for a range that ends before it starts or a session that is not a
+string (no session id could equal it).
 
 >>> check_recall_arguments("deploy", 5, since=10.0, until=20.0)
 >>> check_recall_arguments("deploy", 0)
@@ -18,8 +19,9 @@ import math
 import numbers
 
 from episeg.errors import RecallArgumentError
+from episeg.recall.hits import Expand
 
-__all__ = ["check_recall_arguments"]
+__all__ = ["check_recall_arguments", "check_session"]
 
 
 def _count(name: str, value: object, least: int) -> None:
@@ -34,6 +36,20 @@ def _finite(name: str, value: object) -> None:
         raise RecallArgumentError(f"{name} must be a finite number, got {value!r}")
 
 
+def check_session(session: object) -> None:
+    """Raise :class:`~episeg.errors.RecallArgumentError` unless ``session`` is a string or None.
+
+    >>> check_session(7)
+    Traceback (most recent call last):
+    ...
+    episeg.errors.RecallArgumentError: session must be a string or None, got int 7
+    """
+    if session is not None and not isinstance(session, str):
+        raise RecallArgumentError(
+            f"session must be a string or None, got {type(session).__name__} {session!r}"
+        )
+
+
 def check_recall_arguments(
     query: object,
     k: object,
@@ -44,6 +60,8 @@ def check_recall_arguments(
     context: object = 0,
     neighbours: object = 0,
     min_score: object = None,
+    session: object = None,
+    expand: object = Expand.TURNS,
 ) -> None:
     """Raise :class:`~episeg.errors.RecallArgumentError` for the first malformed argument."""
     if not isinstance(query, str):
@@ -58,3 +76,5 @@ def check_recall_arguments(
     if since is not None and until is not None and since > until:  # type: ignore[operator]
         raise RecallArgumentError(f"since {since!r} is after until {until!r}")
     _finite("min_score", min_score)
+    check_session(session)
+    Expand.parse(expand)

@@ -17,13 +17,15 @@ scores are the same to the last bit.
 from __future__ import annotations
 
 import threading
+from collections.abc import Callable, Hashable
 from dataclasses import dataclass
+from typing import TypeVar
 
 import numpy as np
 
 from episeg.config import RecallConfig
 from episeg.recall.index import IndexedStore, TenantIndex
-from episeg.recall.lexical import tokenize
+from episeg.recall.lexical import LexicalIndex, tokenize
 from episeg.recall.overlap import submit
 from episeg.recall.window import RecallWindow
 
@@ -54,6 +56,7 @@ Candidates = dict[tuple[str, int], Candidate]
 DenseList = list[tuple[str, int, float]]
 # turns ranked by BM25 and episodes ranked by BM25, best first, inside the window
 LexicalLists = tuple[list[tuple[str, int]], list[str]]
+K = TypeVar("K", bound=Hashable)
 # How long gather waits for the worker to start the dense query (a bound, not a delay:
 # it returns as soon as the worker runs; past it the lists run side by side anyway).
 _HANDOFF_WAIT = 0.05
@@ -100,30 +103,69 @@ def _dense_started(
 def dense_list(
     store: IndexedStore, params: RecallConfig, vector: np.ndarray, window: RecallWindow
 ) -> DenseList:
-    """The dense list: the nearest turns whose cosine reaches ``min_similarity``."""
-    return [
-        (episode_id, pos, cos)
-        for episode_id, pos, cos in dense_turns(store, vector, params.turn_candidates, window)
-        if cos >= params.min_similarity and window.allows(episode_id)
-    ]
+    """The dense list: the nearest turns in the window whose cosine reaches ``min_similarity``.
+
+    The store's ``where`` (:meth:`RecallWindow.where`) narrows the query to the
+    window's session and time range only; archived episodes and the metadata
+    filter are checked on the catalogue, after the query. When they drop turns
+    and fewer than ``turn_candidates`` remain, the query is repeated with twice
+    as many neighbours until enough remain, the store has no more (fewer
+    returned than asked) or the nearest left fall below ``min_similarity``
+    (nearest first: the next ones are farther). A window that drops nothing
+    costs the one query it always did, with the same list.
+    """
+    want = n = params.turn_candidates
+    least = params.min_similarity
+    while True:
+        nearest = dense_turns(store, vector, n, window)
+        kept = [m for m in nearest if m[2] >= least and window.allows(m[0])]
+        # all n close (the farthest is) yet fewer than wanted kept: the window dropped some
+        if len(kept) >= want or len(nearest) < n or nearest[-1][2] < least:
+            return kept[:want]
+        n *= 2
 
 
 def lexical_lists(
     params: RecallConfig, text: str | None, index: TenantIndex, window: RecallWindow
 ) -> LexicalLists:
-    """The lexical turn and episode lists of ``text`` (both empty without a text)."""
+    """The lexical turn and episode lists of ``text`` (both empty without a text).
+
+    Each list holds the best keys the window allows, exactly (see :func:`_allowed_top`).
+    """
     if not text:
         return [], []
     p = params
     widen = 4 if window.active else 1
     tokens = tokenize([text])[0]  # once, for both lexical lists
-    turns = [key for key, _ in index.turns.top_tokens(tokens, p.turn_candidates * widen)]
-    turns = [key for key in turns if window.allows(key[0])][: p.turn_candidates]
+    turns = _allowed_top(
+        index.turns, tokens, p.turn_candidates, widen, lambda key: window.allows(key[0])
+    )
     episodes: list[str] = []
     if p.episode_candidates:
-        found = [i for i, _ in index.episodes.top_tokens(tokens, p.episode_candidates * widen)]
-        episodes = [i for i in found if window.allows(i)][: p.episode_candidates]
+        episodes = _allowed_top(index.episodes, tokens, p.episode_candidates, widen, window.allows)
     return turns, episodes
+
+
+def _allowed_top(
+    lexical: LexicalIndex[K], tokens: list[str], want: int, widen: int, allows: Callable[[K], bool]
+) -> list[K]:
+    """The ``want`` best keys of ``lexical`` for ``tokens`` that ``allows``, best first.
+
+    The first read asks for ``want * widen`` keys (``widen`` > 1 with a session,
+    time or metadata filter, which is expected to drop some). Only when the window
+    dropped some of them and fewer than ``want`` remain is the index asked again
+    for twice as many, until enough pass or it has no more matches (fewer returned
+    than asked). Longer reads extend shorter ones (ties keep index order), so the
+    list is the exact top of the allowed keys; archived episodes, which the
+    window always drops, can no longer fill it and hide the live ones.
+    """
+    n = want * widen
+    while True:
+        found = [key for key, _ in lexical.top_tokens(tokens, n)]
+        kept = [key for key in found if allows(key)]
+        if len(kept) >= want or len(found) < n:
+            return kept[:want]
+        n *= 2
 
 
 def fuse(
@@ -143,7 +185,10 @@ def fuse(
         c.lexical = True
     rank = 0  # the episode list ranks turns, one episode after another
     for episode_id in episodes:
-        n_turns = index.cards[episode_id].n_turns
+        card = index.cards.get(episode_id)
+        if card is None:  # deleted since the list was read (a concurrent delete / forget)
+            continue
+        n_turns = card.n_turns
         prior = [
             cands[(episode_id, q)].fused if (episode_id, q) in cands else 0.0
             for q in range(n_turns)

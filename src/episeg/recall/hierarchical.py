@@ -51,11 +51,12 @@ from collections.abc import Callable, Mapping, Sequence
 import numpy as np
 
 from episeg.config import EpisegConfig
-from episeg.errors import EpisodeNotFoundError
+from episeg.errors import EpisodeNotFoundError, RecallArgumentError
+from episeg.recall.arguments import check_session
 from episeg.recall.candidates import gather
 from episeg.recall.forgetting import reinforce
 from episeg.recall.hits import Expand, RecallHit, word_count
-from episeg.recall.index import IndexedStore
+from episeg.recall.index import IndexedStore, TenantIndex
 from episeg.recall.ranking import rank, select
 from episeg.recall.window import RecallWindow
 from episeg.store.usermeta import MetaScalar
@@ -122,13 +123,20 @@ class HierarchicalRecaller:
         lexical lists (a vector alone uses the dense list only). ``weights``
         overrides ``params.weights`` for this call. ``metadata`` keeps episodes
         whose user metadata holds each of its keys with an equal value.
+
+        Raises
+        ------
+        RecallArgumentError
+            ``k`` or ``max_words`` < 1, a negative ``context`` or ``neighbours``,
+            an unknown ``expand``, a ``session`` that is not a string.
         """
         if k < 1:
-            raise ValueError(f"k must be >= 1, got {k}")
+            raise RecallArgumentError(f"k must be >= 1, got {k}")
         if max_words is not None and max_words < 1:
-            raise ValueError(f"max_words must be >= 1 or None, got {max_words}")
+            raise RecallArgumentError(f"max_words must be >= 1 or None, got {max_words}")
         if context < 0 or neighbours < 0:
-            raise ValueError("context and neighbours must be >= 0")
+            raise RecallArgumentError("context and neighbours must be >= 0")
+        check_session(session)
         expand = Expand.parse(expand)
         if isinstance(query, str):
             text = query
@@ -162,7 +170,7 @@ class HierarchicalRecaller:
             rec, imp, reinf, imputed = extras[episode_id]
             kept = tuple(sorted(q for q in positions if q < len(ep.turns)))
             found = [cands[(episode_id, q)] for q in kept if (episode_id, q) in cands]
-            before, after = index.neighbours(episode_id, neighbours)
+            before, after = _neighbours(index, episode_id, neighbours)
             hits.append(
                 RecallHit(
                     episode=ep,
@@ -206,3 +214,20 @@ class HierarchicalRecaller:
         updated = [reinforce(found[i], config=self._config, now=now) for i in ids]
         self._store.update(updated)
         return updated
+
+
+def _neighbours(index: TenantIndex, episode_id: str, n: int) -> tuple[list[str], list[str]]:
+    """``index.neighbours``, or none when a concurrent write changed the catalogue under it.
+
+    The index's session order is rebuilt from the live catalogue without the
+    store's lock: a delete or add racing with it can remove the episode
+    (``KeyError``), leave it out of the order (``ValueError``) or resize the
+    catalogue during the rebuild (``RuntimeError``). The hit itself stands; only
+    its neighbour ids are left out of this one answer.
+    """
+    if n < 1:
+        return [], []
+    try:
+        return index.neighbours(episode_id, n)
+    except (KeyError, ValueError, RuntimeError):
+        return [], []

@@ -19,6 +19,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from enum import StrEnum
 
+from episeg.errors import RecallArgumentError
 from episeg.types import Turn
 from episeg.typing import ScoredEpisode
 
@@ -42,13 +43,27 @@ class Expand(StrEnum):
 
     @classmethod
     def parse(cls, value: object) -> Expand:
+        """``value`` as an :class:`Expand` (a member or its name, any case).
+
+        >>> Expand.parse("Episode")
+        <Expand.EPISODE: 'episode'>
+        >>> Expand.parse("whole")
+        Traceback (most recent call last):
+        ...
+        episeg.errors.RecallArgumentError: unknown expand 'whole'; valid: turns, episode
+
+        Raises
+        ------
+        RecallArgumentError
+            For anything else (a :class:`ValueError` too, as before).
+        """
         if isinstance(value, cls):
             return value
         try:
             return cls(str(value).lower())
         except ValueError:
             valid = ", ".join(m.value for m in cls)
-            raise ValueError(f"unknown expand {value!r}; valid: {valid}") from None
+            raise RecallArgumentError(f"unknown expand {value!r}; valid: {valid}") from None
 
 
 @dataclass(frozen=True, slots=True)

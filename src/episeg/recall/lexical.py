@@ -11,6 +11,11 @@ are (the delta's IDF is computed over the delta only: a small, bounded
 approximation until the next merge). Removal hides a key at once and drops
 it from the index at the next rebuild of its part.
 
+Threads: writers (``add``, ``remove``) and the rebuild a query starts hold one
+lock, so a query running beside a write (recall beside a delete) neither reads
+a half-changed document table nor loses the write; the scoring itself runs
+outside the lock on the parts current when it began.
+
 Tokens: lower case, English stop words removed, Snowball English stemmer
 (``PyStemmer``); documents are tokenised once, when added.
 
@@ -25,6 +30,7 @@ Tokens: lower case, English stop words removed, Snowball English stemmer
 from __future__ import annotations
 
 import logging
+import threading
 from collections.abc import Hashable, Sequence
 from typing import Any, Generic, TypeVar
 
@@ -151,6 +157,7 @@ class LexicalIndex(Generic[K]):
         self._docs: dict[K, list[str]] = {}
         self._outside_main: dict[K, None] = {}  # keys not (or no longer) in the main part
         self._dirty = False
+        self._lock = threading.Lock()
 
     def __len__(self) -> int:
         return len(self._docs)
@@ -172,22 +179,24 @@ class LexicalIndex(Generic[K]):
         """Index already tokenised documents (see :func:`tokenize`) under ``keys``."""
         if len(keys) != len(tokens):
             raise ValueError(f"{len(keys)} keys for {len(tokens)} token lists")
-        main = self._parts[0]
-        for key, doc in zip(keys, tokens, strict=True):
-            if key not in self._outside_main:
-                main.kill(key)
-            self._docs[key] = doc
-            self._outside_main[key] = None
-            self._dirty = True
+        with self._lock:
+            main = self._parts[0]
+            for key, doc in zip(keys, tokens, strict=True):
+                if key not in self._outside_main:
+                    main.kill(key)
+                self._docs[key] = doc
+                self._outside_main[key] = None
+                self._dirty = True
 
     def remove(self, keys: Sequence[K]) -> None:
         """Hide ``keys`` from every later query; unknown keys are ignored."""
-        main = self._parts[0]
-        for key in keys:
-            if self._docs.pop(key, None) is not None:
-                if self._outside_main.pop(key, 0) == 0:
-                    main.kill(key)
-                self._dirty = True
+        with self._lock:
+            main = self._parts[0]
+            for key in keys:
+                if self._docs.pop(key, None) is not None:
+                    if self._outside_main.pop(key, 0) == 0:
+                        main.kill(key)
+                    self._dirty = True
 
     def top(self, query: str, k: int) -> list[tuple[K, float]]:
         """The ``k`` best keys with a positive BM25 score for ``query``, best first.
@@ -200,14 +209,17 @@ class LexicalIndex(Generic[K]):
         """:meth:`top` for a query already tokenised with :func:`tokenize`."""
         if k < 1:
             raise ValueError(f"k must be >= 1, got {k}")
-        self._refresh()
+        with self._lock:
+            self._refresh()
+            parts = self._parts
         if not tokens:
             return []
-        found = [hit for part in self._parts for hit in part.top(tokens, k)]
+        found = [hit for part in parts for hit in part.top(tokens, k)]
         found.sort(key=lambda item: -item[1])
         return found[:k]
 
     def _refresh(self) -> None:
+        """Rebuild the delta (or fold it into the main) if documents changed (under the lock)."""
         if not self._dirty:
             return
         main, _ = self._parts

@@ -40,10 +40,15 @@ def rank(
     now: float,
     n_lists: int,
 ) -> tuple[Ranked, dict[str, Extras]]:
-    """Candidates best first, and each candidate episode's extra terms."""
+    """Candidates best first, and each candidate episode's extra terms.
+
+    ``cards`` is the tenant's live catalogue, which a concurrent delete (or
+    forget) may change while recall runs: each card is read once, and the
+    candidates of an episode whose card is gone are left out, not an error.
+    """
     p = config.recall
     w_rec, w_imp, w_rel = p.weights if weights is None else weights
-    found = [cards[e] for e in {e for e, _ in cands}]
+    found = [card for e in {e for e, _ in cands} if (card := cards.get(e)) is not None]
     fill = 0.0  # a missing importance weighs as the median of the known ones
     if w_imp:
         known = [c.importance for c in found if c.importance is not None]
@@ -65,7 +70,10 @@ def rank(
     scale = (p.rrf_k + 1) / n_lists
     rows = []
     for key, c in cands.items():
-        rec, imp, reinf, _ = extras[key[0]]
+        terms = extras.get(key[0])
+        if terms is None:  # deleted while recall ran
+            continue
+        rec, imp, reinf, _ = terms
         relevance = w_rel * c.fused * scale
         first, second = tie[key[0]]
         rows.append((-(relevance + rec + imp + reinf), first, second, key, relevance))
@@ -82,14 +90,21 @@ def select(
     expand: Expand,
     context: int,
 ) -> Chosen:
-    """The turns to return, per episode, within ``k`` episodes and ``max_words``."""
+    """The turns to return, per episode, within ``k`` episodes and ``max_words``.
+
+    An episode deleted since :func:`rank` (its card gone) is skipped; one
+    replaced by a shorter version keeps only positions it still has.
+    """
     budget = math.inf if max_words is None else float(max_words)
     chosen: Chosen = {}
     used = 0.0
     for score, relevance, (episode_id, pos) in ranked:
         if episode_id not in chosen and len(chosen) >= k:
             continue
-        words = cards[episode_id].words
+        card = cards.get(episode_id)
+        if card is None:
+            continue
+        words = card.words
         if expand is Expand.EPISODE:
             if episode_id in chosen:
                 continue
