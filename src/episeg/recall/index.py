@@ -35,7 +35,7 @@ import threading
 import time
 from collections.abc import Callable, Sequence
 from dataclasses import replace
-from typing import Any
+from typing import Any, TypeVar
 
 import numpy as np
 
@@ -43,12 +43,14 @@ from episeg.errors import StoreError
 from episeg.recall.card import EpisodeCard
 from episeg.recall.episode_cache import EpisodeCache
 from episeg.recall.lexical import LexicalIndex, tokenize
+from episeg.store.codec import RECALL_FIELDS
 from episeg.types import Episode
 from episeg.typing import EpisodeStore
 
 __all__ = ["EpisodeCard", "IndexedStore", "TenantIndex"]
 
 _PAGE = 1000
+_T = TypeVar("_T", Episode, EpisodeCard)
 
 log = logging.getLogger(__name__)
 
@@ -108,16 +110,8 @@ class TenantIndex:
 
     def update_state(self, episodes: Sequence[Episode]) -> None:
         """Take the recall state (count, access, strength, archived) of known episodes."""
-        for ep in episodes:
-            card = self.cards.get(ep.id)
-            if card is not None:
-                self.cards[ep.id] = replace(
-                    card,
-                    last_accessed=ep.last_accessed,
-                    strength=ep.strength,
-                    recall_count=ep.recall_count,
-                    archived=ep.archived,
-                )
+        for ep in (e for e in episodes if e.id in self.cards):
+            self.cards[ep.id] = _with_state(self.cards[ep.id], ep)
 
     def neighbours(self, episode_id: str, n: int) -> tuple[builtins.list[str], builtins.list[str]]:
         """Ids of up to ``n`` episodes before and after ``episode_id`` in its session."""
@@ -223,25 +217,29 @@ class IndexedStore:
             self.recent.put(page, index.cards)
 
     def add(self, episodes: Sequence[Episode]) -> None:
+        """The store's ``add``; a re-added id's card keeps the recall state the store kept."""
         filled = [self._with_turn_vectors(ep) for ep in episodes]
         with self._lock:
-            self._store.add(filled)
+            add_merged = getattr(self._store, "add_merged", None)  # tells what it kept
+            if add_merged is not None:
+                filled = add_merged(filled)
+            else:  # the store's rule (keep a stored id's recall state), from the cards
+                self._store.add(filled)
+                cards = {} if self._index is None else self._index.cards
+                filled = [_with_state(ep, cards.get(ep.id)) for ep in filled]
             if self._index is not None:
                 new = {ep.id for ep in filled} - set(self._index.cards)
                 self._index.add(filled)
                 self._known_count += len(new)
                 if self.warm_cache:
-                    self._keep_added([ep.id for ep in filled])
+                    self._keep_added([ep.id for ep in filled], self._index.cards)
 
-    def _keep_added(self, ids: builtins.list[str]) -> None:
+    def _keep_added(self, ids: builtins.list[str], cards: dict[str, EpisodeCard]) -> None:
         """Resident: keep the stored copies of just-added episodes (read back, exact)."""
         try:
-            stored = self._store.get(ids)
+            self.recent.put(self._store.get(ids), cards)
         except StoreError as exc:  # the write stands; these are read when recalled
             log.warning("tenant %s: added episodes not cached (%s)", self.tenant, exc)
-            return
-        if self._index is not None:
-            self.recent.put(stored, self._index.cards)
 
     def get(self, ids: Sequence[str]) -> builtins.list[Episode]:
         return self._store.get(ids)
@@ -278,8 +276,8 @@ class IndexedStore:
         with self._lock:
             self._store.revise(episodes)
             self.recent.drop([ep.id for ep in episodes])
-            if self._index is not None:
-                self._index.add(episodes)
+            if self._index is not None:  # recall state is not revised: cards keep theirs
+                self._index.add([_with_state(e, self._index.cards.get(e.id)) for e in episodes])
 
     def delete(self, ids: Sequence[str]) -> None:
         with self._lock:
@@ -295,3 +293,8 @@ class IndexedStore:
             return ep
         vectors = np.asarray(self._embed_turns([t.text for t in ep.turns]), dtype=np.float32)
         return replace(ep, turn_embeddings=vectors)
+
+
+def _with_state(item: _T, state: Episode | EpisodeCard | None) -> _T:
+    """``item`` with the recall state (count, access, strength, archived) of ``state``, if any."""
+    return item if state is None else replace(item, **{f: getattr(state, f) for f in RECALL_FIELDS})

@@ -25,6 +25,7 @@ touch disjoint metadata keys, so neither undoes the other.
 from __future__ import annotations
 
 import builtins
+import dataclasses
 import logging
 from collections.abc import Mapping, Sequence
 from typing import Any
@@ -84,28 +85,35 @@ class ChromaEpisodeStore:
         return self._tenant
 
     def add(self, episodes: Sequence[Episode]) -> None:
+        """Upsert ``episodes`` by id (see :meth:`add_merged`)."""
+        self.add_merged(episodes)
+
+    def add_merged(self, episodes: Sequence[Episode]) -> builtins.list[Episode]:
         """Upsert ``episodes`` by id: re-adding an id replaces it, never duplicates.
 
         Within one call a repeated id keeps its last occurrence. Re-adding a
         stored id keeps its stored recall state (count, last access,
         strength, archived), so replaying ingestion never undoes
-        reinforcement; change that state with :meth:`update`.
+        reinforcement (change it with :meth:`update`), and deletes the turn
+        rows past the new version's last turn. Returns the episodes as
+        written, one per id: a replaced one with the recall state kept (so
+        :class:`~episeg.recall.index.IndexedStore`'s catalogue can match).
         """
-        latest = {ep.id: encode(ep, tenant=self._tenant) for ep in episodes}
-        records = list(latest.values())
+        latest = {ep.id: ep for ep in episodes}
+        records = [encode(ep, tenant=self._tenant) for ep in latest.values()]
+        replaced: dict[str, int] = {}
         for start in range(0, len(records), _WRITE_BATCH):
             chunk = records[start : start + _WRITE_BATCH]
-            with translate("add"):
-                stored = self._col.get(ids=[r.id for r in chunk], include=["metadatas"])
-            kept = {
-                i: m
-                for i, m in zip(stored["ids"], stored["metadatas"], strict=True)
-                if self._owns(i, m)
-            }
+            kept = self._owned([r.id for r in chunk], "add")
             for r in chunk:
                 if r.id in kept:
                     r.metadata.pop("last_accessed", None)
                     r.metadata.update({f: kept[r.id][f] for f in RECALL_FIELDS if f in kept[r.id]})
+                    state = decode(r.id, None, r.metadata)  # what a read returns now
+                    latest[r.id] = dataclasses.replace(
+                        latest[r.id], **{f: getattr(state, f) for f in RECALL_FIELDS}
+                    )
+                    replaced[r.id] = len(latest[r.id].turns)
             with translate("add"):
                 self._col.upsert(
                     ids=[r.id for r in chunk],
@@ -114,7 +122,9 @@ class ChromaEpisodeStore:
                     embeddings=np.stack([r.embedding for r in chunk]),
                 )
         with translate("add (turn vectors)"):
-            self._turns.upsert(list({ep.id: ep for ep in episodes}.values()))
+            self._turns.trim(replaced)
+            self._turns.upsert(list(latest.values()))
+        return list(latest.values())
 
     def get(self, ids: Sequence[str]) -> builtins.list[Episode]:
         """This tenant's episodes with these ids, in the order asked; unknown ids are skipped."""
@@ -216,11 +226,7 @@ class ChromaEpisodeStore:
         if not episodes:
             return
         latest = {ep.id: ep for ep in episodes}
-        with translate("revise"):
-            res = self._col.get(ids=list(latest), include=["metadatas"])
-        stored = {
-            i: m for i, m in zip(res["ids"], res["metadatas"], strict=True) if self._owns(i, m)
-        }
+        stored = self._owned(list(latest), "revise")
         missing = sorted(set(latest) - set(stored))
         if missing:
             raise EpisodeNotFoundError(
@@ -239,9 +245,7 @@ class ChromaEpisodeStore:
         """Delete these episodes of this tenant; unknown ids are ignored."""
         if not ids:
             return
-        with translate("delete"):
-            res = self._col.get(ids=list(dict.fromkeys(ids)), include=["metadatas"])
-        owned = [i for i, m in zip(res["ids"], res["metadatas"], strict=True) if self._owns(i, m)]
+        owned = list(self._owned(ids, "delete"))
         if owned:
             with translate("delete"):
                 self._col.delete(ids=owned)
@@ -262,11 +266,14 @@ class ChromaEpisodeStore:
         with translate("get (turn vectors)"):
             return self._turns.vectors(episode_ids)
 
-    def _require_owned(self, ids: Sequence[str], what: str) -> None:
+    def _owned(self, ids: Sequence[str], what: str) -> dict[str, Mapping[str, Any]]:
+        """The stored metadata of those of ``ids`` that are this tenant's episodes."""
         with translate(what):
             res = self._col.get(ids=list(dict.fromkeys(ids)), include=["metadatas"])
-        owned = {i for i, m in zip(res["ids"], res["metadatas"], strict=True) if self._owns(i, m)}
-        missing = sorted(set(ids) - owned)
+        return {i: m for i, m in zip(res["ids"], res["metadatas"], strict=True) if self._owns(i, m)}
+
+    def _require_owned(self, ids: Sequence[str], what: str) -> None:
+        missing = sorted(set(ids) - set(self._owned(ids, what)))
         if missing:
             raise StoreError(
                 f"cannot {what} unknown episode id(s) {missing[:5]} for tenant {self._tenant!r}"

@@ -119,6 +119,28 @@ class TurnRows:
                 embeddings=np.stack(vectors[start:end]),
             )
 
+    def trim(self, turn_counts: Mapping[str, int]) -> None:
+        """Delete the rows of these episodes at positions ``>=`` their given turn count.
+
+        For an episode replaced by a version with fewer turns: the rows past its
+        end would stay searchable and make its rows disagree with its turns.
+        Matched by metadata, so rows left by an earlier interrupted write go too.
+        """
+        by_count: dict[int, list[str]] = {}
+        for episode_id, n in turn_counts.items():
+            by_count.setdefault(max(int(n), 0), []).append(episode_id)
+        for n, ids in sorted(by_count.items()):
+            for start in range(0, len(ids), _WRITE_BATCH):
+                self._col.delete(
+                    where={
+                        "$and": [
+                            {"tenant": self._tenant},
+                            {"episode": {"$in": ids[start : start + _WRITE_BATCH]}},
+                            {"pos": {"$gte": n}},
+                        ]
+                    }
+                )
+
     def delete_episodes(self, episode_ids: Sequence[str]) -> None:
         """Delete every turn row of these episodes."""
         if episode_ids:
