@@ -91,10 +91,28 @@ def _says(exc: BaseException, words: tuple[str, ...]) -> bool:
     return False
 
 
+def vanished_retry(call: Callable[[], _T]) -> _T:
+    """``call()`` (a read by id), tried again when Chroma lost an id it was deleting meanwhile.
+
+    A ``get`` by id beside a ``delete`` of one of those ids (a recall beside a
+    ``forget``) can fail inside Chroma with "Error finding id": the record was
+    gone between two of Chroma's own lookups. Read again, it is simply absent.
+    Up to :data:`OPEN_ATTEMPTS` attempts, each retry logged; then raised as it is.
+    """
+    retrying = Retrying(
+        retry=retry_if_exception(lambda exc: _says(exc, ("error finding id",))),
+        stop=stop_after_attempt(OPEN_ATTEMPTS),
+        wait=wait_random(0, 0.005),
+        before_sleep=_log_retry,
+        reraise=True,
+    )
+    return retrying(call)
+
+
 def _log_retry(state: RetryCallState) -> None:
     exc = state.outcome.exception() if state.outcome is not None else None
     log.warning(
-        "Chroma's database was locked opening a collection (attempt %d of %d): %s; trying again",
+        "a Chroma call failed for a passing reason (attempt %d of %d): %s; trying again",
         state.attempt_number,
         OPEN_ATTEMPTS,
         exc,

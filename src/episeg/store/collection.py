@@ -6,7 +6,7 @@ as an error and the record is dropped. Writes of recall state (``update``)
 and of what a user edits (``revise``: summary, salience, pin, user metadata)
 touch disjoint metadata keys, so neither undoes the other.
 
->>> import tempfile
+>>> import dataclasses, tempfile
 >>> import numpy as np
 >>> from episeg.store import ChromaBackend
 >>> from episeg.types import Episode, Turn
@@ -15,11 +15,9 @@ touch disjoint metadata keys, so neither undoes the other.
 ...              turns=(Turn(actor="user", text="deploy v2", ts=0.0),),
 ...              opened_at=0.0, closed_at=1.0, embedding=np.array([1.0, 0.0], np.float32))
 >>> store.add([ep])
->>> import dataclasses
 >>> store.revise([dataclasses.replace(ep, summary="v2 to prod", pinned=True)])
->>> got = store.get(["e1"])[0]
->>> got.summary, got.pinned
-('v2 to prod', True)
+>>> [(got.summary, got.pinned) for got in store.get(["e1"])]
+[('v2 to prod', True)]
 """
 
 from __future__ import annotations
@@ -33,6 +31,7 @@ from typing import Any
 import numpy as np
 
 from episeg.errors import ArgumentError, EpisodeNotFoundError, StoreError, TenantError
+from episeg.store import chroma_io
 from episeg.store.chroma_io import CHROMA_MAX_INT, READ_INCLUDE, open_collection, translate
 from episeg.store.codec import RECALL_FIELDS, decode, encode, recall_metadata, user_metadata
 from episeg.store.tenants import collection_name, validate_tenant
@@ -130,10 +129,11 @@ class ChromaEpisodeStore:
         """This tenant's episodes with these ids, in the order asked; unknown ids are skipped."""
         if not ids:
             return []
+        unique = list(dict.fromkeys(ids))
         with translate("get"):
-            res = self._col.get(ids=list(dict.fromkeys(ids)), include=READ_INCLUDE)
+            res = chroma_io.vanished_retry(lambda: self._col.get(ids=unique, include=READ_INCLUDE))
         found = {ep.id: ep for ep in self._decode_rows(res)}
-        return [found[i] for i in dict.fromkeys(ids) if i in found]
+        return [found[i] for i in unique if i in found]
 
     def query(
         self, embedding: np.ndarray, k: int, *, include_archived: bool = False
