@@ -147,3 +147,14 @@ def test_recalled_episode_never_belongs_to_another_tenant(
         got = [e for e, _ in store.query(np.array([1.0, 0.5, 0.5]), k=10)]
         got += store.get(["e0", "e1", "same"]) + store.list_episodes(include_archived=True)
         assert got and all(e.user == store.tenant for e in got)
+
+
+def test_a_tenant_that_only_read_is_not_listed(backend: ChromaBackend) -> None:
+    # Found by review: a read makes the tenant's (empty) collection, and tenants() listed
+    # every collection, so a mistyped user in a read-only command showed up as a tenant.
+    backend.store_for("alice").add([make_episode("e1", [1.0, 0.0])])
+    assert backend.store_for("typo-nobody").get(["e1"]) == []
+    assert backend.store_for("ghost").list_episodes() == []
+    assert backend.tenants() == ["alice"]
+    backend.store_for("alice").delete(["e1"])
+    assert backend.tenants() == []  # no stored episode left

@@ -154,14 +154,19 @@ class ChromaBackend:
         return found
 
     def tenants(self) -> builtins.list[str]:
-        """Every tenant with an episode collection here, sorted."""
+        """Every tenant with at least one stored episode here, sorted.
+
+        A read of a tenant that never stored anything (a mistyped user in
+        ``episeg episodes``, a recall) makes its empty collection; such a
+        tenant is not listed (one ``count`` per collection).
+        """
         with translate("list tenants"):
             collections = self._client.list_collections()
-        found = set()
-        for col in collections:
-            owner = (col.metadata or {}).get("episeg_tenant")
-            if isinstance(owner, str) and col.name == collection_name(owner):
-                found.add(owner)
+            found = set()
+            for col in collections:
+                owner = (col.metadata or {}).get("episeg_tenant")
+                if isinstance(owner, str) and col.name == collection_name(owner) and col.count():
+                    found.add(owner)
         return sorted(found)
 
 
