@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -88,3 +89,34 @@ class TestSimpleBaselines:
     def test_embedding_variant_counts_embeddings(self) -> None:
         fn = make_baseline("texttiling-emb", embedder=HashingEmbedder())
         assert fn(_turns(TOPIC_A + TOPIC_B))[1]["embed_calls"] == 6
+
+
+def test_the_probe_chooses_its_threshold_out_of_fold(monkeypatch: pytest.MonkeyPatch) -> None:
+    # Found by review: the threshold was chosen on the probabilities of the dialogues the
+    # model was fitted on (in-sample), a weaker rule than episeg's out-of-fold one.
+    from sklearn.linear_model import LogisticRegression
+
+    from episeg.evaluation.datasets import Dialogue
+    from episeg.evaluation.probe import train_probe
+    from episeg.types import Turn
+
+    fits: list[int] = []
+    real_fit = LogisticRegression.fit
+
+    def counting_fit(self: LogisticRegression, x: Any, y: Any) -> LogisticRegression:
+        fits.append(len(y))
+        return real_fit(self, x, y)
+
+    monkeypatch.setattr(LogisticRegression, "fit", counting_fit)
+    texts = ["cats purr", "cats nap", "cats purr again", "stocks fell", "stocks rose"]
+    dialogues = [
+        Dialogue(
+            f"d{i}",
+            "demo",
+            [Turn(actor="user", text=t, ts=float(j)) for j, t in enumerate(texts)],
+            [3],
+        )
+        for i in range(10)
+    ]
+    train_probe(dialogues, HashingEmbedder(dim=32))
+    assert fits[0] == 40 and len(fits) == 6 and sorted(fits[1:]) == [32] * 5  # all, then 5 folds

@@ -10,7 +10,8 @@ import pytest
 
 from episeg.errors import TurnValidationError
 from episeg.evaluation.locomo import load_locomo
-from episeg.evaluation.memory import format_markdown, main, run_memory_eval
+from episeg.evaluation.memory import format_markdown, main, pack, run_memory_eval
+from episeg.evaluation.memory_scores import cut
 
 SESSION_1 = [
     ("Ann", "I adopted a grey cat named Pixel from the shelter last week."),
@@ -170,3 +171,49 @@ def test_a_malformed_locomo_file_is_a_typed_error_and_exit_2(
         load_locomo(path)
     assert main(["--data", str(path), "--no-ablation", "--no-judge", "--bootstrap", "1"]) == 2
     assert "Traceback" not in capsys.readouterr().err
+
+
+def test_the_budget_rules() -> None:
+    words = {"a": 3, "b": 9, "c": 2}
+    assert cut(["a", "b", "c"], words, 6) == ["a"]  # the README's: stop at the first misfit
+    assert pack(["a", "b", "c"], words, 6) == ["a", "c"]  # fill: skip it, go on
+    assert cut(["a", "a", "c"], words, 6) == ["a", "c"]  # a repeated id counts once
+
+
+@pytest.mark.slow
+def test_cut_scores_episegs_ranked_output_too_and_records_the_rule(
+    data: Path, tmp_path: Path
+) -> None:
+    result = run_memory_eval(data, budgets=(10, 40), rounds=20, workdir=tmp_path, ablation=False)
+    names = [m["name"] for m in result["methods"]]
+    assert result["packing"] == "cut" and names[:2] == [
+        "episeg Memory.recall (defaults)",
+        "episeg Memory.recall (defaults, ranked, cut)",
+    ]
+    fill = run_memory_eval(
+        data, budgets=(10, 40), rounds=20, workdir=tmp_path, ablation=False, packing="fill"
+    )
+    assert fill["packing"] == "fill" and "ranked, cut" not in str(fill["methods"])
+
+
+@pytest.mark.slow
+def test_the_ablation_does_not_change_the_next_conversations_config(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # Found by review: the ablation's variant config was assigned to the name every
+    # conversation's Memory was built with, so conversations 2.. ran the last variant.
+    import episeg.memory
+
+    second = {**_sample(), "sample_id": "conv-y"}
+    path = tmp_path / "two.json"
+    path.write_text(json.dumps([_sample(), second]), encoding="utf-8")
+    configs: list[Any] = []
+
+    class Spy(episeg.memory.Memory):
+        def __init__(self, **kwargs: Any) -> None:
+            super().__init__(**kwargs)
+            configs.append(self.config)
+
+    monkeypatch.setattr(episeg.memory, "Memory", Spy)
+    run_memory_eval(path, budgets=(20,), rounds=10, workdir=tmp_path)
+    assert len(configs) == 2 and configs[0] == configs[1]

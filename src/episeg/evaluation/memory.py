@@ -8,9 +8,13 @@ question of categories 1-4 is then recalled with ``Memory.recall(user,
 question, k=50, max_words=B)`` for each budget ``B``.
 
 **Evidence recall at B words**: what a method returns is concatenated in rank
-order and cut at the last whole turn that fits B words, where a turn that
-does not fit is skipped and later, shorter ones may still fill the budget
-(the same rule for every method; ``Memory.recall`` applies it itself).
+order and cut at the last whole turn that fits B words (``packing="cut"``, the
+LoCoMo README's rule and the default), or with ``packing="fill"`` a turn that
+does not fit is skipped and later, shorter ones may still fill the budget (the
+rule of every figure before 2026-12-07). The rule is the same for every method.
+``Memory.recall(max_words=B)`` packs by "fill" itself, so under "cut" episeg is
+also scored the way the baselines are: its ranked turns without ``max_words``
+(``k=50``), cut (the row "ranked, cut").
 Words = whitespace-separated tokens of the returned turn texts
 (``"Speaker: text [shares a photo: caption]"``); summaries and dates that a
 hit carries are not counted. A question's score is the share of its evidence
@@ -54,6 +58,7 @@ from episeg.evaluation.memory_cli import memory_parser
 from episeg.evaluation.memory_report import format_markdown
 from episeg.evaluation.memory_scores import (
     BUDGETS,
+    PACKINGS,
     RECALL_AT,
     MethodScores,
     auc,
@@ -122,6 +127,7 @@ def run_memory_eval(
     workdir: Path | None = None,
     judge: bool = True,
     overrides: Sequence[str] = (),
+    packing: str = "cut",
 ) -> dict[str, Any]:
     """Run the evaluation (see the module docstring); returns a JSON-ready dict.
 
@@ -135,6 +141,7 @@ def run_memory_eval(
     from episeg.memory import Memory
 
     config = config_with(overrides)  # a bad override fails here, before any work
+    fit = PACKINGS[packing]
     convs, defects = load_locomo(data)
     convs = convs[:limit_conversations]
     methods: dict[str, MethodScores] = {}
@@ -176,18 +183,25 @@ def run_memory_eval(
                 t1 = time.perf_counter()
                 hits = memory.recall(conv.id, q.text, k=HIT_LIMIT, max_words=budget)
                 latencies.append(time.perf_counter() - t1)
-                by_budget[budget] = pack(_hit_ids(hits), corpus.words, budget)
+                by_budget[budget] = fit(_hit_ids(hits), corpus.words, budget)
             unit_hits = memory.recall(conv.id, q.text, k=max(RECALL_AT))
             units = [[t.id or "" for t in h.turns] for h in unit_hits]
             methods.setdefault(name, MethodScores(name)).add(
                 q.category, q.evidence, by_budget, corpus.words, units
             )
+            if packing == "cut":  # episeg's ranked output, cut like every baseline's
+                ranked_ids = _hit_ids(memory.recall(conv.id, q.text, k=HIT_LIMIT))
+                cut_by = {b: fit(ranked_ids, corpus.words, b) for b in budgets}
+                label = f"{name[: -len(')')]}, ranked, cut)"
+                methods.setdefault(label, MethodScores(label)).add(
+                    q.category, q.evidence, cut_by, corpus.words, units
+                )
             for label, ranked in baselines(corpus, qv, q.text).items():
                 flat = [t for unit in ranked for t in unit]
                 methods.setdefault(label, MethodScores(label)).add(
                     q.category,
                     q.evidence,
-                    {b: pack(flat, corpus.words, b) for b in budgets},
+                    {b: fit(flat, corpus.words, b) for b in budgets},
                     corpus.words,
                     ranked,
                 )
@@ -196,18 +210,18 @@ def run_memory_eval(
             for label, weights, reinf, confirm in ABLATION:
                 if confirm:
                     memory.store(conv.id).update(episodes)  # recall state back to unused
-                config = memory.config.with_overrides(
+                variant = memory.config.with_overrides(
                     **{"recall.weights": weights, "recall.reinforcement_weight": reinf}
                 )
                 recaller = type(base)(
-                    base.store, memory.embedder, config=config, clock=_fixed(clock_now)
+                    base.store, memory.embedder, config=variant, clock=_fixed(clock_now)
                 )
                 scores = ablations.setdefault(label, MethodScores(label))
                 for q, qv in zip(questions, qvecs, strict=True):
                     by_budget = {}
                     for budget in budgets:
                         hits = recaller.recall(qv, HIT_LIMIT, text=q.text, max_words=budget)
-                        by_budget[budget] = pack(_hit_ids(hits), corpus.words, budget)
+                        by_budget[budget] = fit(_hit_ids(hits), corpus.words, budget)
                     scores.add(q.category, q.evidence, by_budget, corpus.words, None)
                     if confirm:  # simulate an agent that used the hits holding evidence
                         used = [
@@ -225,6 +239,7 @@ def run_memory_eval(
         "questions": len(next(iter(methods.values())).categories) if methods else 0,
         "turns": n_turns,
         "budgets": list(budgets),
+        "packing": packing,
         "hit_limit": HIT_LIMIT,
         "evidence_defects": defects.to_dict(),
         "ingest_turns_per_s": n_turns / ingest_seconds if ingest_seconds else None,
@@ -263,6 +278,7 @@ def main(argv: Sequence[str] | None = None) -> int:
             seed=args.seed,
             judge=not args.no_judge,
             overrides=args.overrides,
+            packing=args.packing,
         )
     except EpisegError as exc:  # a malformed LoCoMo file or --set: named, no traceback
         print(f"episeg eval memory: error: {exc}", file=sys.stderr)

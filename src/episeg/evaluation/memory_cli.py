@@ -32,6 +32,13 @@ def memory_parser() -> argparse.ArgumentParser:
     p.add_argument("--questions", type=int, default=None, help="first N questions of each")
     p.add_argument("--no-ablation", action="store_true", help="skip the ablation table")
     p.add_argument(
+        "--packing",
+        choices=("cut", "fill"),
+        default="cut",
+        help="budget rule: cut at the first turn that does not fit (the LoCoMo README's, "
+        "default) or skip it and fill with later ones (figures before 2026-12-07)",
+    )
+    p.add_argument(
         "--no-judge",
         action="store_true",
         help="build each memory with judge=None instead of the default offline judge",

@@ -60,6 +60,34 @@ def pack(ranked: Sequence[str], words: dict[str, int], budget: int) -> list[str]
     return out
 
 
+def cut(ranked: Sequence[str], words: dict[str, int], budget: int) -> list[str]:
+    """Turn ids of ``ranked`` up to the last whole turn that fits ``budget`` words.
+
+    The LoCoMo README's rule: the returned turns are concatenated in rank order
+    and cut where the next turn no longer fits (a repeated id counts once).
+
+    >>> cut(["a", "b", "c"], {"a": 3, "b": 9, "c": 2}, 6)
+    ['a']
+    """
+    out: list[str] = []
+    seen: set[str] = set()
+    used = 0
+    for turn_id in ranked:
+        if turn_id in seen:
+            continue
+        if used + words[turn_id] > budget:
+            break
+        seen.add(turn_id)
+        out.append(turn_id)
+        used += words[turn_id]
+    return out
+
+
+PACKINGS = {"cut": cut, "fill": pack}
+"""How a method's ranked turns become its answer at a budget: the README's ``cut``
+(stop at the first turn that does not fit) or ``fill`` (skip it, later ones may fit)."""
+
+
 def evidence_recall(returned: Sequence[str], evidence: Sequence[str]) -> float:
     """Share of ``evidence`` turn ids inside ``returned``.
 
