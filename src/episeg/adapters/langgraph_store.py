@@ -2,14 +2,39 @@
 
 Namespaces map to tenants: the first element of a namespace is the tenant
 (``("alice", "prefs")`` reads and writes alice's memory only, under the
-session ``"prefs"``; ``("alice",)`` uses the session ``"default"``). Each item
-is one stored episode of one turn whose text is the value as JSON (what the
-dense and lexical indexes see, and what ``get`` reads back): ``put`` stores it (scored, embedded and
-indexed like any episode), ``get`` reads it, ``delete`` erases it, and
-``search`` with a query is episeg's recall over the tenant, so a search also
-finds the episodes the agent's conversations produced (their key is the
-episode id, their value its summary, salience and turns). ``search`` without
-a query lists the namespace. ``filter`` matches top-level value fields.
+session ``"prefs"``; ``("alice",)`` uses the session ``"default"``; deeper
+namespaces join their elements with ``/``). Each item is one stored episode
+of one turn whose text is the value as JSON (what the dense and lexical
+indexes see, and what ``get`` reads back): ``put`` stores it (scored,
+embedded and indexed like any episode), ``get`` reads it, ``delete`` erases
+it, and ``search`` with a query is episeg's recall within the namespace
+prefix (the whole tenant for ``(tenant,)``), so a search also finds the
+episodes the agent's conversations produced (their key is the episode id,
+their value its summary, salience and turns). ``search`` without a query
+lists the namespace. ``filter`` matches top-level value fields.
+
+Item ids are unambiguous (:mod:`episeg.adapters._langgraph_ids`): items of
+``("alice", "a:b")`` and ``("alice", "a")``, or of ``("alice", "x/y")`` and
+``("alice", "x", "y")``, never share an episode, and the namespace and key
+read back are the ones written. A namespace with no ``%``, ``/`` or ``:`` in
+its elements (and not ``(tenant, "default")``) keeps, whatever the key, the
+ids earlier versions gave its items. An item an
+earlier version stored is still read, replaced and deleted through its
+namespace and key (a put moves it to its new id where that differs; a put
+whose new id an old item of another namespace holds moves that item to its
+own new id first). Where its old id was ambiguous, its key is read from its
+turn and its namespace from its session, which is exact unless an element
+held a ``/`` or the namespace was ``(tenant, "default")``: such an item is
+read as the namespace earlier versions listed it under (``("alice", "x/y")``'s
+as ``("alice", "x", "y")``'s, ``("alice", "default")``'s as ``("alice",)``'s).
+A ``put`` whose value is not JSON raises :class:`~episeg.errors.ArgumentError`
+and writes nothing; a replacing put is an upsert, so the old value stays
+until the new one is stored.
+
+A search within a namespace recalls per session under the prefix with
+recall's exact ``session`` window, widened until ``offset + limit`` items
+pass, and merges the sessions' hits by score: other namespaces never crowd
+the prefix's items out, and a larger ``limit`` only adds items.
 
 Not supported: TTLs (``supports_ttl = False``) and per-field ``index``
 selection (the whole value is indexed). ``list_namespaces`` sees the tenants
@@ -32,11 +57,11 @@ this store has touched.
 from __future__ import annotations
 
 import asyncio
+import dataclasses
 import json
+import logging
 import time
 from collections.abc import Iterable
-from datetime import UTC, datetime
-from typing import Any
 
 from langgraph.store.base import (
     BaseStore,
@@ -50,46 +75,34 @@ from langgraph.store.base import (
     SearchOp,
 )
 
+from episeg.adapters._langgraph_ids import episode_id, identity, legacy_id, session
+from episeg.adapters._langgraph_search import key_value, list_namespaces, search, stamp
+from episeg.errors import ArgumentError
 from episeg.memory import Memory
+from episeg.recall.index import IndexedStore
 from episeg.store.tenants import validate_tenant
 from episeg.types import Actor, Episode, Turn
 
 __all__ = ["EpisegStore"]
 
-_PREFIX = "lg:"
-_DEFAULT = "default"
+log = logging.getLogger(__name__)
 
 
-def _where(namespace: tuple[str, ...]) -> tuple[str, str]:
+def _tenant(namespace: tuple[str, ...]) -> str:
     if not namespace:
-        raise ValueError("a namespace needs at least one element: the tenant")
-    return validate_tenant(namespace[0]), "/".join(namespace[1:]) or _DEFAULT
+        raise ArgumentError("a namespace needs at least one element: the tenant")
+    return validate_tenant(namespace[0])
 
 
-def _namespace(episode: Episode) -> tuple[str, ...]:
-    if episode.session == _DEFAULT:
-        return (episode.user,)
-    return (episode.user, *episode.session.split("/"))
-
-
-def _time(ts: float) -> datetime:
-    return datetime.fromtimestamp(ts, tz=UTC)
-
-
-def _key_value(episode: Episode) -> tuple[str, dict[str, Any]]:
-    if episode.id.startswith(_PREFIX) and len(episode.turns) == 1 and episode.turns[0].id:
-        return episode.turns[0].id, dict(json.loads(episode.turns[0].text))
-    return episode.id, {
-        "summary": episode.summary,
-        "salience": episode.salience.score if episode.salience else None,
-        "turns": [{"actor": t.actor.value, "text": t.text} for t in episode.turns],
-    }
-
-
-def _matches(episode: Episode, prefix: tuple[str, ...], where: dict[str, Any] | None) -> bool:
-    if _namespace(episode)[: len(prefix)] != prefix:
-        return False
-    return not where or all(_key_value(episode)[1].get(k) == v for k, v in where.items())
+def _json(op: PutOp) -> str:
+    """The value of ``op`` as the JSON text stored (and read back), or a typed error."""
+    try:
+        return json.dumps(dict(op.value or {}), sort_keys=True, ensure_ascii=False)
+    except (TypeError, ValueError) as exc:
+        raise ArgumentError(
+            f"the value of key {op.key!r} in namespace {op.namespace!r} is not JSON "
+            f"(nothing was written, the stored value is unchanged): {exc}"
+        ) from exc
 
 
 class EpisegStore(BaseStore):
@@ -126,43 +139,73 @@ class EpisegStore(BaseStore):
             return None
         if isinstance(op, ListNamespacesOp):
             return self._namespaces(op)
-        raise ValueError(f"unknown store operation {type(op).__name__}")
+        raise ArgumentError(f"unknown store operation {type(op).__name__}")
 
-    def _id(self, namespace: tuple[str, ...], key: str) -> tuple[str, str]:
-        tenant, session = _where(namespace)
+    def _touch(self, namespace: tuple[str, ...]) -> str:
+        tenant = _tenant(namespace)
         self._tenants.add(tenant)
-        return tenant, f"{_PREFIX}{session}:{key}"
+        return tenant
+
+    def _stored(self, store: IndexedStore, namespace: tuple[str, ...], key: str) -> list[Episode]:
+        """The stored episodes of item ``key`` of ``namespace``: under its id, or its old id."""
+        ids = dict.fromkeys([episode_id(namespace, key), legacy_id(namespace, key)])
+        return [e for e in store.get(list(ids)) if identity(e) == (namespace, key)]
 
     def _get(self, op: GetOp) -> Item | None:
-        tenant, episode_id = self._id(op.namespace, op.key)
-        found = self.memory.store(tenant).get([episode_id])
+        namespace = tuple(op.namespace)
+        found = self._stored(self.memory.store(self._touch(namespace)), namespace, op.key)
         if not found:
             return None
-        key, value = _key_value(found[0])
+        new = episode_id(namespace, op.key)
+        episode = next((e for e in found if e.id == new), found[0])
         return Item(
-            value=value,
-            key=key,
-            namespace=op.namespace,
-            created_at=_time(found[0].opened_at),
-            updated_at=_time(found[0].closed_at),
+            value=key_value(episode)[1],
+            key=op.key,
+            namespace=namespace,
+            created_at=stamp(episode.opened_at),
+            updated_at=stamp(episode.closed_at),
         )
 
     def _put(self, op: PutOp) -> None:
-        tenant, episode_id = self._id(op.namespace, op.key)
-        store = self.memory.store(tenant)
-        store.delete([episode_id])  # a put replaces; a None value deletes
-        if op.value is None:
-            return
-        value = dict(op.value)
+        """Write (or delete) one item; nothing changes unless the new value can be stored.
+
+        The value is serialised and embedded first; the write is an upsert of the
+        item's id, and an earlier copy under its old id is deleted only after it.
+        """
+        namespace = tuple(op.namespace)
+        tenant = self._touch(namespace)
+        with self.memory.tenant_lock(tenant):
+            store = self.memory.store(tenant)
+            found = self._stored(store, namespace, op.key)
+            if op.value is None:
+                store.delete([e.id for e in found])
+                return
+            new = episode_id(namespace, op.key)
+            batch = [*self._relocated(store, new, namespace, op.key), self._item(tenant, op, new)]
+            stored = {e.id for e in self.memory.store_episodes(batch)}
+            if new not in stored:  # kept in the journal's outbox, written on a retry (logged)
+                log.warning("langgraph item %s of %s waits for the store", new, tenant)
+                return
+            store.delete([e.id for e in found if e.id != new])
+            if any(e.id == new and e.archived for e in found):
+                self.memory.unarchive(tenant, new)  # a new value is searchable again
+
+    def _item(self, tenant: str, op: PutOp, new: str) -> Episode:
+        text = _json(op)  # raises before anything is written
         now = time.time()
-        _, session = _where(op.namespace)
-        text = json.dumps(value, sort_keys=True, ensure_ascii=False)  # indexed and read back
-        turn = Turn(actor=Actor.USER, text=text, ts=now, id=op.key, user=tenant, session=session)
-        vector = self.memory.embedder.embed([turn.text])
-        episode = Episode(
-            id=episode_id,
+        turn = Turn(
+            actor=Actor.USER,
+            text=text,
+            ts=now,
+            id=op.key,
             user=tenant,
-            session=session,
+            session=session(tuple(op.namespace)),
+        )
+        vector = self.memory.embedder.embed([turn.text])
+        return Episode(
+            id=new,
+            user=tenant,
+            session=turn.session,
             turns=(turn,),
             summary=text[:200],
             opened_at=now,
@@ -170,51 +213,29 @@ class EpisegStore(BaseStore):
             embedding=vector[0],
             turn_embeddings=vector,
         )
-        self.memory.store_episodes([episode])
+
+    def _relocated(
+        self, store: IndexedStore, new: str, namespace: tuple[str, ...], key: str
+    ) -> list[Episode]:
+        """Another item stored under ``new`` by an older version, moved to its own id.
+
+        Old ids were ambiguous: ``("a",)``/``"b:c"`` and ``("a:b",)``/``"c"`` shared one.
+        """
+        occupant = store.get([new])
+        if not occupant:
+            return []
+        other = identity(occupant[0])
+        if other is None:
+            raise ArgumentError(f"episode {new!r} is not a LangGraph item; it is not replaced")
+        target = episode_id(*other)
+        if other == (namespace, key) or store.get([target]):  # ours, or moved already
+            return []
+        vector = self.memory.embedder.embed([occupant[0].turns[0].text])
+        moved = dataclasses.replace(occupant[0], id=target, embedding=vector[0])
+        return [dataclasses.replace(moved, turn_embeddings=vector)]
 
     def _search(self, op: SearchOp) -> list[SearchItem]:
-        tenant, _ = _where(op.namespace_prefix)
-        self._tenants.add(tenant)
-        want = op.offset + op.limit
-        scored: list[tuple[Episode, float | None]]
-        if op.query:
-            hits = self.memory.recall(tenant, op.query, k=min(max(want * 2, 5), 50))
-            scored = [(h.episode, float(h.score)) for h in hits]
-        else:
-            listed = self.memory.episodes(tenant, limit=1000)
-            scored = [(e, None) for e in sorted(listed, key=lambda e: -e.closed_at)]
-        kept = [(e, s) for e, s in scored if _matches(e, op.namespace_prefix, op.filter)]
-        out: list[SearchItem] = []
-        for episode, score in kept[op.offset : want]:
-            key, value = _key_value(episode)
-            out.append(
-                SearchItem(
-                    namespace=_namespace(episode),
-                    key=key,
-                    value=value,
-                    created_at=_time(episode.opened_at),
-                    updated_at=_time(episode.closed_at),
-                    score=score,
-                )
-            )
-        return out
+        return search(self.memory, self._touch(tuple(op.namespace_prefix)), op)
 
     def _namespaces(self, op: ListNamespacesOp) -> list[tuple[str, ...]]:
-        found: set[tuple[str, ...]] = set()
-        for tenant in sorted(self._tenants):
-            for episode in self.memory.episodes(tenant, limit=1000):
-                namespace = _namespace(episode)
-                found.add(namespace[: op.max_depth] if op.max_depth else namespace)
-        for condition in op.match_conditions or ():
-            path, n = tuple(condition.path), len(condition.path)
-
-            def fits(ns: tuple[str, ...], part: tuple[str, ...]) -> bool:
-                return len(ns) == len(part) and all(
-                    p in ("*", s) for p, s in zip(part, ns, strict=True)
-                )
-
-            if condition.match_type == "prefix":
-                found = {ns for ns in found if fits(ns[:n], path)}
-            else:
-                found = {ns for ns in found if len(ns) >= n and fits(ns[-n:], path)}
-        return sorted(found)[op.offset : op.offset + op.limit]
+        return list_namespaces(self.memory, sorted(self._tenants), op)

@@ -15,6 +15,16 @@
   the new input and puts them before it as one ``developer`` message, which
   is sent to the model but not stored in the history.
 
+An item whose text is longer than the memory's ``max_turn_chars`` (default
+100,000 characters, e.g. a tool output of a whole log file) is observed
+clipped: its first characters and a marker ``[episeg: item N clipped, T
+characters; the first K are kept above]``, with a logged warning. The turn
+and the items after it are kept, the loss is visible in the turn itself, and
+the history keeps the item whole; the agent's run never fails on it. Every
+turn of a batch is made (and clipped) before anything is written; should
+episeg still fail to observe one (its journal or embedder failing), the
+error says which items were observed and which were not.
+
 ``pop_item`` removes an item from the history only: a turn episeg already
 observed stays in its episode (use the service's forget to erase an episode).
 ``clear_session`` clears the history and closes the open episode.
@@ -32,6 +42,8 @@ observed stays in its episode (use the service's forget to erase an episode).
 
 from __future__ import annotations
 
+import dataclasses
+import logging
 import time
 from typing import TYPE_CHECKING, Any
 
@@ -44,9 +56,11 @@ if TYPE_CHECKING:  # the SDK is imported when a session is made (importing it ta
     from agents.items import TResponseInputItem
     from agents.memory import Session, SessionSettings
 
-__all__ = ["EpisegSession", "item_to_turn"]
+__all__ = ["EpisegSession", "clip_turn", "item_to_turn"]
 
 CONTEXT_HEADER = "Relevant memories from earlier conversations (episeg):"
+_CLIPPED = "[episeg: item {item} clipped, {total} characters; the first {kept} are kept above]"
+log = logging.getLogger(__name__)
 
 
 def _text(content: Any) -> str:
@@ -91,6 +105,31 @@ def item_to_turn(item: Any, *, user: str, session: str, ts: float) -> Turn | Non
     if not text.strip():
         return None
     return Turn(actor=actor, text=text, ts=ts, type=turn_type, user=user, session=session)
+
+
+def clip_turn(turn: Turn, limit: int, *, item: int = 0) -> Turn:
+    """``turn``, or its first characters and a marker if its text is over ``limit`` (logged).
+
+    >>> clipped = clip_turn(Turn(actor="tool", text="x" * 500, ts=1.0), 200)
+    >>> len(clipped.text) <= 200, clipped.text.splitlines()[-1]
+    (True, '[episeg: item 0 clipped, 500 characters; the first 129 are kept above]')
+    """
+    if len(turn.text) <= limit:
+        return turn
+    marker = _CLIPPED.format(item=item, total=len(turn.text), kept=limit)
+    kept = max(0, limit - len(marker) - 1)
+    marker = _CLIPPED.format(item=item, total=len(turn.text), kept=kept)
+    log.warning(
+        "session %s of %s: item %d has %d characters, over max_turn_chars=%d; "
+        "episeg keeps its first %d (the session history keeps it whole)",
+        turn.session,
+        turn.user,
+        item,
+        len(turn.text),
+        limit,
+        kept,
+    )
+    return dataclasses.replace(turn, text=f"{turn.text[:kept]}\n{marker}")
 
 
 def _in_memory_history(session_id: str) -> Session:
@@ -147,14 +186,30 @@ class EpisegSession:
 
         The recalled-memories note of :meth:`input_callback` is dropped here: the
         SDK hands it back with the new input, and it is context, not conversation.
+        Every item's turn is made before anything is written; an item longer than
+        the memory's ``max_turn_chars`` is observed clipped, with a marker saying
+        so in its text and a logged warning (:func:`clip_turn`): a long tool output
+        never fails the agent's run nor loses the items after it.
         """
         items = [i for i in items if not _is_note(i)]
-        await self.history.add_items(items)
-        for item in items:
+        limit = self.memory.memory.config.intake.max_turn_chars
+        turns: list[tuple[int, Turn]] = []
+        for n, item in enumerate(items):
             self._last_ts = max(time.time(), self._last_ts)
             turn = item_to_turn(item, user=self.user, session=self.session_id, ts=self._last_ts)
             if turn is not None:
+                turns.append((n, clip_turn(turn, limit, item=n)))
+        await self.history.add_items(items)
+        for done, (_, turn) in enumerate(turns):
+            try:
                 await self.memory.observe(turn)
+            except Exception as exc:
+                missed = [m for m, _ in turns[done:]]
+                exc.add_note(
+                    f"episeg observed items {[m for m, _ in turns[:done]]} of this add_items, "
+                    f"not items {missed} (the session history holds all {len(items)})"
+                )
+                raise
 
     async def pop_item(self) -> TResponseInputItem | None:
         """Remove the latest item from the history (episeg keeps the observed turn)."""

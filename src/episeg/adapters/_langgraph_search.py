@@ -1,0 +1,149 @@
+"""Reading :class:`~episeg.adapters.langgraph_store.EpisegStore` items: search and listing.
+
+A search with a query is episeg's recall restricted to the namespace prefix:
+the whole tenant for ``(tenant,)``, else recall with the ``session`` filter
+of each session holding episodes under the prefix (recall's window is exact,
+so other namespaces never crowd the prefix's items out), widened until
+``offset + limit`` items pass, the sessions' hits merged by score.
+"""
+
+from __future__ import annotations
+
+import json
+from datetime import UTC, datetime
+from typing import Any
+
+from langgraph.store.base import ListNamespacesOp, SearchItem, SearchOp
+
+from episeg.adapters._langgraph_ids import identity, namespace_of
+from episeg.memory import Memory
+from episeg.types import Episode
+
+__all__ = ["key_value", "list_namespaces", "search", "stamp"]
+
+_PAGE = 1000
+Scored = list[tuple[Episode, float | None]]
+
+
+def stamp(ts: float) -> datetime:
+    """An episode time as LangGraph's aware datetime."""
+    return datetime.fromtimestamp(ts, tz=UTC)
+
+
+def key_value(episode: Episode) -> tuple[str, dict[str, Any]]:
+    """(key, value) of an item, or of a conversation's episode (key: its id)."""
+    found = identity(episode)
+    if found is not None:
+        return found[1], dict(json.loads(episode.turns[0].text))
+    return episode.id, {
+        "summary": episode.summary,
+        "salience": episode.salience.score if episode.salience else None,
+        "turns": [{"actor": t.actor.value, "text": t.text} for t in episode.turns],
+    }
+
+
+def _namespace(episode: Episode) -> tuple[str, ...]:
+    return namespace_of(episode.user, episode.id, episode.session)
+
+
+def _matches(episode: Episode, prefix: tuple[str, ...], where: dict[str, Any] | None) -> bool:
+    if _namespace(episode)[: len(prefix)] != prefix:
+        return False
+    return not where or all(key_value(episode)[1].get(k) == v for k, v in where.items())
+
+
+def search(memory: Memory, tenant: str, op: SearchOp) -> list[SearchItem]:
+    """The items (and conversation episodes) ``op`` asks for, best or newest first."""
+    scored = _recalled(memory, tenant, op) if op.query else _listed(memory, tenant, op)
+    out: list[SearchItem] = []
+    for episode, score in scored[op.offset : op.offset + op.limit]:
+        key, value = key_value(episode)
+        out.append(
+            SearchItem(
+                namespace=_namespace(episode),
+                key=key,
+                value=value,
+                created_at=stamp(episode.opened_at),
+                updated_at=stamp(episode.closed_at),
+                score=score,
+            )
+        )
+    return out
+
+
+def _sessions(memory: Memory, tenant: str, prefix: tuple[str, ...]) -> list[str | None]:
+    """The sessions holding episodes under ``prefix`` (``[None]``: the whole tenant)."""
+    if len(prefix) == 1:
+        return [None]
+    found: set[str | None] = set()
+    for card in memory.store(tenant).index.cards.values():
+        if namespace_of(tenant, card.id, card.session)[: len(prefix)] == prefix:
+            found.add(card.session)
+    for _, name in memory.journal.open_sessions(tenant):  # conversations still open
+        if namespace_of(tenant, "", name)[: len(prefix)] == prefix:
+            found.add(name)
+    return sorted(found, key=str)
+
+
+def _recalled(memory: Memory, tenant: str, op: SearchOp) -> Scored:
+    """Recall per session under the prefix, each widened until enough pass, by score.
+
+    A session can hold other namespaces too (``"x/y"`` is ``("x", "y")``'s and
+    ``("x/y",)``'s) and ``filter`` drops hits, so recall is asked again for
+    twice as many until ``offset + limit`` pass or it has no more.
+    """
+    want, prefix = op.offset + op.limit, tuple(op.namespace_prefix)
+    scored: Scored = []
+    for name in _sessions(memory, tenant, prefix):
+        k = max(want, 5)
+        while True:
+            hits = memory.recall(tenant, str(op.query), k=k, session=name)
+            kept = [
+                (h.episode, float(h.score)) for h in hits if _matches(h.episode, prefix, op.filter)
+            ]
+            if len(kept) >= want or len(hits) < k:
+                break
+            k *= 2
+        scored.extend(kept[:want])
+    scored.sort(key=lambda pair: -(pair[1] or 0.0))  # stable: ties keep session order
+    return scored
+
+
+def _all(memory: Memory, tenant: str) -> list[Episode]:
+    """Every stored (not archived) episode of ``tenant``, page by page."""
+    out: list[Episode] = []
+    while True:
+        page = memory.episodes(tenant, limit=_PAGE, offset=len(out))
+        out.extend(page)
+        if len(page) < _PAGE:
+            return out
+
+
+def _listed(memory: Memory, tenant: str, op: SearchOp) -> Scored:
+    prefix = tuple(op.namespace_prefix)
+    listed = sorted(_all(memory, tenant), key=lambda e: -e.closed_at)
+    return [(e, None) for e in listed if _matches(e, prefix, op.filter)]
+
+
+def list_namespaces(
+    memory: Memory, tenants: list[str], op: ListNamespacesOp
+) -> list[tuple[str, ...]]:
+    """The namespaces of ``tenants``' stored episodes that ``op`` asks for."""
+    found: set[tuple[str, ...]] = set()
+    for tenant in tenants:
+        for episode in _all(memory, tenant):
+            namespace = _namespace(episode)
+            found.add(namespace[: op.max_depth] if op.max_depth else namespace)
+    for condition in op.match_conditions or ():
+        path, n = tuple(condition.path), len(condition.path)
+
+        def fits(ns: tuple[str, ...], part: tuple[str, ...]) -> bool:
+            return len(ns) == len(part) and all(
+                p in ("*", s) for p, s in zip(part, ns, strict=True)
+            )
+
+        if condition.match_type == "prefix":
+            found = {ns for ns in found if fits(ns[:n], path)}
+        else:
+            found = {ns for ns in found if len(ns) >= n and fits(ns[-n:], path)}
+    return sorted(found)[op.offset : op.offset + op.limit]
