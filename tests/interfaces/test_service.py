@@ -90,7 +90,7 @@ class TestServiceHappyPath:
             "/v1/flush",
             "/v1/episodes",
             "/v1/episodes/{episode_id}",
-            "/v1/sessions/{session}",
+            "/v1/sessions",
             "/v1/tenant",
             "/v1/messages",
             "/v1/recall",

@@ -84,7 +84,7 @@ class AsyncClient(AsyncManageCalls):
         return cast(Forgotten, await self._call("forget", {"episode_id": episode_id}))
 
     async def forget_session(self, session: str) -> Forgotten:
-        return cast(Forgotten, await self._call("forget_session", {"session": session}))
+        return cast(Forgotten, await self._call("forget_session", params={"session": session}))
 
     async def forget_all(self) -> Forgotten:
         return cast(Forgotten, await self._call("forget_all", params={"confirm": "true"}))

@@ -106,7 +106,7 @@ class Client(ManageCalls):
 
     def forget_session(self, session: str) -> Forgotten:
         """Erase one session of the tenant everywhere (stored episodes and open turns)."""
-        return cast(Forgotten, self._call("forget_session", {"session": session}))
+        return cast(Forgotten, self._call("forget_session", params={"session": session}))
 
     def forget_all(self) -> Forgotten:
         """Erase everything of the key's tenant (the key stays valid)."""

@@ -56,7 +56,7 @@ ENDPOINTS: dict[str, tuple[Method, str]] = {
     "unarchive": ("POST", "/v1/episodes/{episode_id}/unarchive"),
     "tenants": ("GET", "/v1/admin/tenants"),
     "forget": ("DELETE", "/v1/episodes/{episode_id}"),
-    "forget_session": ("DELETE", "/v1/sessions/{session}"),
+    "forget_session": ("DELETE", "/v1/sessions"),  # ?session=: any name, "a/b" and ".." too
     "forget_all": ("DELETE", "/v1/tenant"),
     "recall": ("POST", "/v1/recall"),
     "used": ("POST", "/v1/used"),

@@ -10,7 +10,8 @@ tenant, like every tool there):
     Edit it: ``summary``, ``pinned`` (never decayed nor archived),
     ``salience`` (1-10, set by the user: no scorer overwrites it),
     ``metadata`` (a flat ``{str: str | int | float | bool}`` that replaces
-    the episode's user metadata; ``{}`` clears it). All or nothing.
+    the episode's user metadata; ``{}`` clears it). All or nothing; strict
+    types (``salience: true`` or ``pinned: "false"`` is a tool error).
 ``unarchive``
     Bring an archived episode back into recall.
 
@@ -30,6 +31,7 @@ from __future__ import annotations
 from collections.abc import Callable
 
 from mcp.server.mcpserver import MCPServer
+from pydantic import StrictBool, StrictInt
 
 from episeg.interfaces.mcp_models import EpisodeBrief
 from episeg.memory import Memory
@@ -47,7 +49,7 @@ def add_manage_tools(server: MCPServer, memory: Memory, tenant: str, *, guard: G
     """
 
     @server.tool()
-    def get_episode(episode_id: str, full_turns: bool = False) -> EpisodeBrief:
+    def get_episode(episode_id: str, full_turns: StrictBool = False) -> EpisodeBrief:
         """One stored episode by id (archived ones too); full_turns adds its turns."""
         return guard(
             lambda: EpisodeBrief.of(memory.episode(tenant, episode_id), full_turns=full_turns)
@@ -57,8 +59,8 @@ def add_manage_tools(server: MCPServer, memory: Memory, tenant: str, *, guard: G
     def update_episode(
         episode_id: str,
         summary: str | None = None,
-        pinned: bool | None = None,
-        salience: int | None = None,
+        pinned: StrictBool | None = None,
+        salience: StrictInt | None = None,
         metadata: dict[str, MetaValue] | None = None,
     ) -> EpisodeBrief:
         """Edit a stored episode; the fields given change together, or nothing does.

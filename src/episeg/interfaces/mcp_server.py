@@ -22,7 +22,9 @@ writes only that tenant, and no tool takes a user argument. Tools:
     back from the archive (:mod:`episeg.interfaces.mcp_manage`).
 
 Arguments with a fixed set of values (actor, turn type) are enums in the
-input schema; every tool declares its output schema (:mod:`episeg.interfaces.mcp_models`).
+input schema; numbers and flags are strict, as over HTTP (``true`` is not a
+number nor ``"false"`` a flag: a tool error; an integer is a fine ``ts``);
+every tool declares its output schema (:mod:`episeg.interfaces.mcp_models`).
 Any failure comes back as a tool error (``isError``) with episeg's message,
 never as a crash of the server.
 
@@ -46,6 +48,7 @@ from typing import Any, TypeVar
 import anyio
 from mcp.server.mcpserver import MCPServer
 from mcp.server.mcpserver.exceptions import ToolError
+from pydantic import StrictBool, StrictFloat, StrictInt
 
 from episeg.durability.idle import IdleTicker
 from episeg.errors import EpisegError
@@ -107,7 +110,7 @@ def create_server(memory: Memory, user: str) -> MCPServer:
         text: str,
         session: str = "default",
         type: TurnTypeName | None = None,
-        ts: float | None = None,
+        ts: StrictFloat | None = None,
         id: str | None = None,
     ) -> Closed:
         """Record one conversation turn in episodic memory.
@@ -160,11 +163,11 @@ def create_server(memory: Memory, user: str) -> MCPServer:
     @server.tool()
     def recall(
         query: str,
-        k: int = 5,
-        max_words: int = 300,
-        full_turns: bool = False,
+        k: StrictInt = 5,
+        max_words: StrictInt = 300,
+        full_turns: StrictBool = False,
         metadata: dict[str, MetaValue] | None = None,
-        min_score: float | None = None,
+        min_score: StrictFloat | None = None,
     ) -> Recalled:
         """Recall the k (1-50) most relevant past episodes for query.
 
@@ -202,7 +205,7 @@ def create_server(memory: Memory, user: str) -> MCPServer:
 
     @server.tool()
     def forget(
-        episode_id: str | None = None, session: str | None = None, everything: bool = False
+        episode_id: str | None = None, session: str | None = None, everything: StrictBool = False
     ) -> Forgotten:
         """Erase for good (e.g. when the user asks): one episode, one session, or everything.
 
@@ -226,7 +229,10 @@ def create_server(memory: Memory, user: str) -> MCPServer:
 
     @server.tool()
     def list_episodes(
-        limit: int = 20, offset: int = 0, include_archived: bool = False, full_turns: bool = False
+        limit: StrictInt = 20,
+        offset: StrictInt = 0,
+        include_archived: StrictBool = False,
+        full_turns: StrictBool = False,
     ) -> EpisodePage:
         """A page of stored episodes: summary, salience, turn count, boundary reasons."""
         if not 1 <= limit <= 1000 or offset < 0:

@@ -2,7 +2,8 @@
 
 The tenant of every request comes **only** from its API key; no endpoint takes
 a tenant parameter, and a turn whose ``user`` names another tenant is refused
-(403). Bodies over ``max_body_bytes`` get 413, malformed ones 422, an
+(403). Bodies over ``max_body_bytes`` get 413, malformed ones 422 (also JSON
+nested deeper than 100 levels, :mod:`episeg.interfaces.service_depth`), an
 unreachable store 503. While it runs, an :class:`~episeg.durability.idle.IdleTicker`
 closes the open episodes of sessions idle for ``intake.idle_timeout``. Run it
 with one worker: ``Memory`` serialises each tenant's writes with that tenant's
@@ -36,6 +37,7 @@ from episeg.errors import TenantError
 from episeg.interfaces.messages import recorded_times, turns_from_messages
 from episeg.interfaces.metrics import MetricsMiddleware, ServiceMetrics
 from episeg.interfaces.service_auth import BodyLimit, KeyRing
+from episeg.interfaces.service_depth import DepthLimit
 from episeg.interfaces.service_errors import JournalHealth, install_error_handlers
 from episeg.interfaces.service_manage import add_manage_routes
 from episeg.interfaces.service_models import (
@@ -88,6 +90,8 @@ def create_app(
             ticker.stop()
 
     app = FastAPI(title="episeg", version=_version(), description=_DESCRIPTION, lifespan=lifespan)
+    # inside BodyLimit (a body over the size cap is never read); an import names its bad line
+    app.add_middleware(DepthLimit, raw_paths=["/v1/import"])
     app.add_middleware(BodyLimit, max_bytes=max_body_bytes)
     metrics = ServiceMetrics(
         judge_calls=lambda: memory.judge.calls if memory.judge is not None else 0,

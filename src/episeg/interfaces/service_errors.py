@@ -18,13 +18,16 @@ A body that is not JSON, or not UTF-8, is a 422 like any malformed body (F19;
 FastAPI itself answers 400 for undecodable bytes). A 422 echoes the offending
 input, which may hold what JSON cannot carry back (``NaN``, ``Infinity``,
 ``1e400`` read as infinity, lone surrogates): :func:`json_safe` writes those as
-their ``repr`` so the answer is a 422, never a 500 (issue 12, F9). A journal
+their ``repr`` so the answer is a 422, never a 500 (issue 12, F9); it cuts what
+is nested deeper than :data:`MAX_ECHO_DEPTH` levels. A journal
 failure also fails ``/v1/healthz`` for :data:`UNHEALTHY_FOR` seconds (or until
 a write succeeds), and so does a journal disk with less than
 :data:`MIN_FREE_BYTES` free (F11), so a load balancer stops sending turns.
 
 >>> json_safe({"ts": float("nan"), "text": "a\\udc80", "n": [1, float("inf")]})
 {'ts': 'nan', 'text': "'a\\\\udc80'", 'n': [1, 'inf']}
+>>> json_safe([[[["deep"]]]], _depth=MAX_ECHO_DEPTH - 2)
+[['...(nested too deep)']]
 """
 
 from __future__ import annotations
@@ -53,6 +56,8 @@ from episeg.errors import (
 )
 
 __all__ = [
+    "CUT",
+    "MAX_ECHO_DEPTH",
     "MIN_FREE_BYTES",
     "RETRY_AFTER",
     "UNHEALTHY_FOR",
@@ -62,13 +67,20 @@ __all__ = [
 ]
 
 MIN_FREE_BYTES = 1 << 20
+MAX_ECHO_DEPTH = 32
+CUT = "...(nested too deep)"
 UNHEALTHY_FOR = 30.0
 RETRY_AFTER = 5
 _UNPARSEABLE = "There was an error parsing the body"  # FastAPI's 400 for a body it cannot decode
 
 
-def json_safe(value: Any) -> Any:
-    """``value`` with non-finite floats and unencodable strings replaced by their ``repr``."""
+def json_safe(value: Any, _depth: int = 0) -> Any:
+    """``value`` with non-finite floats and unencodable strings replaced by their ``repr``.
+
+    Arrays and objects nested deeper than :data:`MAX_ECHO_DEPTH` are cut: each is
+    written as :data:`CUT`, so neither this walk nor the JSON encoder after it can
+    run into Python's recursion limit.
+    """
     if isinstance(value, float):
         return value if math.isfinite(value) else repr(value)
     if isinstance(value, str):
@@ -77,10 +89,12 @@ def json_safe(value: Any) -> Any:
         except UnicodeEncodeError:
             return repr(value)
         return value
+    if isinstance(value, dict | list | tuple) and _depth >= MAX_ECHO_DEPTH:
+        return CUT
     if isinstance(value, dict):
-        return {str(json_safe(k)): json_safe(v) for k, v in value.items()}
+        return {str(json_safe(k, _depth + 1)): json_safe(v, _depth + 1) for k, v in value.items()}
     if isinstance(value, list | tuple):
-        return [json_safe(v) for v in value]
+        return [json_safe(v, _depth + 1) for v in value]
     return value
 
 
@@ -135,7 +149,8 @@ def install_error_handlers(app: FastAPI, health: JournalHealth) -> None:
 
     async def malformed(_: Request, exc: Exception) -> JSONResponse:
         assert isinstance(exc, RequestValidationError)
-        return answer(422, jsonable_encoder(exc.errors()))
+        # cut the echoed input first: jsonable_encoder recurses once per level too
+        return answer(422, jsonable_encoder(json_safe(exc.errors())))
 
     async def http_error(request: Request, exc: Exception) -> Response:
         assert isinstance(exc, HTTPException)

@@ -8,7 +8,8 @@
     user: scorer ``"user"``), ``metadata`` (replaces the user metadata whole;
     a flat ``{str: str | int | float | bool}``, see
     :mod:`episeg.store.usermeta`). All fields or none; 422 for a malformed
-    body (nothing changed), 404 as above.
+    body (a blank summary too; nothing changed, and checked before the id is
+    looked up), 404 as above.
 ``POST /v1/episodes/{episode_id}/unarchive``
     Bring an archived episode back into recall.
 ``GET /v1/admin/tenants``
@@ -25,15 +26,16 @@ from collections.abc import Callable
 from typing import Annotated, Any
 
 from fastapi import Depends, FastAPI, HTTPException, Path, Query, Security
+from fastapi.exceptions import RequestValidationError
 from fastapi.security import HTTPAuthorizationCredentials, HTTPBearer
 from pydantic import BaseModel, ConfigDict, Field, field_validator, model_validator
 
-from episeg.errors import EpisodeNotFoundError
+from episeg.errors import EpisodeEditError, EpisodeNotFoundError
 from episeg.interfaces.service_auth import KeyRing
 from episeg.interfaces.service_models import EpisodeOut, MetadataValue, checked_metadata
 from episeg.interfaces.views import episode_view
 from episeg.memory import Memory
-from episeg.store.edit import MAX_SUMMARY_LENGTH
+from episeg.store.edit import MAX_SUMMARY_LENGTH, EpisodeEdit
 from episeg.types import Episode
 
 __all__ = ["EpisodeEditIn", "TenantsOut", "add_manage_routes"]
@@ -55,6 +57,14 @@ class EpisodeEditIn(BaseModel):
     )
 
     _metadata = field_validator("metadata")(checked_metadata)
+
+    @field_validator("summary")
+    @classmethod
+    def _summary(cls, value: str | None) -> str | None:
+        """The library's summary rules (not blank, valid text) as a 422, before any lookup."""
+        if value is not None:
+            EpisodeEdit(summary=value)  # an EpisodeEditError is a ValueError: pydantic's 422
+        return value
 
     @model_validator(mode="after")
     def _something(self) -> "EpisodeEditIn":
@@ -129,6 +139,10 @@ def add_manage_routes(
             )
         except EpisodeNotFoundError:
             raise HTTPException(404, "no such episode") from None
+        except EpisodeEditError as exc:  # the model checks these first; the library has the say
+            raise RequestValidationError(
+                [{"loc": ("body",), "msg": str(exc), "type": "episode_edit"}]
+            ) from None
         return view(edited)
 
     @app.post("/v1/episodes/{episode_id}/unarchive", responses=missing)

@@ -5,10 +5,13 @@
     (:meth:`Memory.forget`: both collections, recall's index, the journal).
     404 when the tenant has no episode by that id, so one tenant cannot probe
     another's ids.
-``DELETE /v1/sessions/{session}`` / ``DELETE /v1/tenant``
+``DELETE /v1/sessions?session=<name>`` / ``DELETE /v1/tenant``
     Erase one session (stored episodes and open turns) / everything of the
     key's tenant (``?confirm=true`` required: 422 without it, 400 if false). 200 with what was
-    erased, also when nothing was there.
+    erased, also when nothing was there. The session is a query parameter so
+    that every name a turn may carry can be erased ("a/b", ".", ".."); the
+    older ``DELETE /v1/sessions/{session}`` still works for a name a URL path
+    can carry (not "." or ".."), and is left out of the OpenAPI document.
 ``POST /v1/used``
     Confirms that recalled episodes were used (``Memory.confirm_used``):
     reinforcement follows use, not retrieval. 404 for an id the tenant lacks.
@@ -120,11 +123,22 @@ def add_extra_routes(
             raise HTTPException(404, "no such episode")
         return _forgotten(report)
 
-    @app.delete("/v1/sessions/{session}", responses=errors)
+    @app.delete("/v1/sessions", responses=errors)
     def forget_session(
+        session: Annotated[str, Query(min_length=1, max_length=256)], owner: Tenant
+    ) -> ForgottenOut:
+        """Erase one session of the tenant everywhere: stored episodes and open turns.
+
+        The session is a query parameter, so every name a turn may carry ("a/b", "..")
+        can be erased.
+        """
+        return _forgotten(memory.forget(owner, session=session))
+
+    @app.delete("/v1/sessions/{session:path}", responses=errors, include_in_schema=False)
+    def forget_session_in_path(
         session: Annotated[str, Path(min_length=1, max_length=256)], owner: Tenant
     ) -> ForgottenOut:
-        """Erase one session of the tenant everywhere: stored episodes and open turns."""
+        """The older form: the name in the path (one with "/" too; "." and ".." not)."""
         return _forgotten(memory.forget(owner, session=session))
 
     @app.delete("/v1/tenant", responses=errors)

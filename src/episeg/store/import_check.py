@@ -3,7 +3,8 @@
 :func:`read_export` turns the lines of an ``episeg-export`` file (see
 :mod:`episeg.store.portability`) into episodes of the importing tenant, or
 raises :class:`~episeg.errors.ExportFormatError` naming the line of the first
-problem: no header, another format version or embedder, a malformed episode
+problem: no header, another format version or embedder, a line that is not JSON
+(also one nested too deeply for the parser), a malformed episode
 (including a value no stored episode can hold: NaN or infinity, no turn, opened
 after it closed), an id given twice, a trailer missing (a cut-off file) or not
 matching the count.
@@ -60,6 +61,8 @@ def _object(number: int, text: str) -> dict[str, Any]:
         obj = json.loads(text, parse_constant=_no_constant)  # NaN, Infinity, -Infinity
     except ValueError as exc:
         raise ExportFormatError(f"not JSON: {exc}", line=number) from None
+    except RecursionError:  # the parser recurses once per level of nesting
+        raise ExportFormatError("not JSON: nested too deeply", line=number) from None
     if not isinstance(obj, dict):
         raise ExportFormatError("not a JSON object", line=number)
     return obj
@@ -133,6 +136,8 @@ def read_export(
             episode = episode_from_record(obj, tenant=tenant, dim=dim)
         except (EpisegError, ValueError, KeyError, TypeError) as exc:
             raise ExportFormatError(f"episode: {exc}", line=number) from None
+        except RecursionError:  # e.g. the repr of a value nested hundreds of levels deep
+            raise ExportFormatError("episode: a value nested too deeply", line=number) from None
         if episode.id in seen:
             raise ExportFormatError(
                 f"episode id {episode.id!r} already on line {seen[episode.id]}", line=number
