@@ -98,15 +98,25 @@ def vanished_retry(call: Callable[[], _T]) -> _T:
     ``forget``) can fail inside Chroma with "Error finding id": the record was
     gone between two of Chroma's own lookups. Read again, it is simply absent.
     Up to :data:`OPEN_ATTEMPTS` attempts, each retry logged; then raised as it is.
+    The first attempt runs without the retry machinery (recall's every read).
     """
+    try:
+        return call()
+    except Exception as exc:
+        if not _vanished(exc):
+            raise
     retrying = Retrying(
-        retry=retry_if_exception(lambda exc: _says(exc, ("error finding id",))),
-        stop=stop_after_attempt(OPEN_ATTEMPTS),
+        retry=retry_if_exception(_vanished),
+        stop=stop_after_attempt(OPEN_ATTEMPTS - 1),
         wait=wait_random(0, 0.005),
         before_sleep=_log_retry,
         reraise=True,
     )
     return retrying(call)
+
+
+def _vanished(exc: BaseException) -> bool:
+    return _says(exc, ("error finding id",))
 
 
 def _log_retry(state: RetryCallState) -> None:
