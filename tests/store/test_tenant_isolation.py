@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import dataclasses
 import logging
+import uuid
 from collections.abc import Callable
 
 import numpy as np
@@ -152,9 +153,12 @@ def test_recalled_episode_never_belongs_to_another_tenant(
 def test_a_tenant_that_only_read_is_not_listed(backend: ChromaBackend) -> None:
     # Found by review: a read makes the tenant's (empty) collection, and tenants() listed
     # every collection, so a mistyped user in a read-only command showed up as a tenant.
-    backend.store_for("alice").add([make_episode("e1", [1.0, 0.0])])
-    assert backend.store_for("typo-nobody").get(["e1"]) == []
-    assert backend.store_for("ghost").list_episodes() == []
-    assert backend.tenants() == ["alice"]
-    backend.store_for("alice").delete(["e1"])
-    assert backend.tenants() == []  # no stored episode left
+    # names of their own: the server backend is shared with the other tests of this module
+    writer, typo, ghost = (f"{who}-{uuid.uuid4().hex[:8]}" for who in ("alice", "typo", "ghost"))
+    backend.store_for(writer).add([make_episode("e1", [1.0, 0.0])])
+    assert backend.store_for(typo).get(["e1"]) == []
+    assert backend.store_for(ghost).list_episodes() == []
+    listed = set(backend.tenants())
+    assert writer in listed and not {typo, ghost} & listed
+    backend.store_for(writer).delete(["e1"])
+    assert writer not in backend.tenants()  # no stored episode left
