@@ -109,7 +109,7 @@ class TestDeletedDuringRecall:
     ) -> None:
         r = HierarchicalRecaller(store, EMB, clock=lambda: T0 + 1e6)
         assert r.recall("deploy billing service step 2", k=1, neighbours=1)
-        # a reader rebuilding the session order beside this add lost the add's "dirty" mark
+        # a session order older than this add (the add's "dirty" mark seen before it landed)
         store.add([episode("e9", ["deploy the billing service to zanzibar"], T0 + 900)])
         store.index._sessions_dirty = False
         hits = r.recall("billing service zanzibar", k=1, neighbours=1)

@@ -15,12 +15,14 @@ while its card is current (:mod:`episeg.recall.episode_cache`).
 from __future__ import annotations
 
 from collections.abc import Mapping
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
+from typing import TypeVar
 
+from episeg.store.codec import RECALL_FIELDS
 from episeg.store.usermeta import MetaScalar
 from episeg.types import Episode
 
-__all__ = ["EpisodeCard"]
+__all__ = ["EpisodeCard", "with_state"]
 
 
 @dataclass(frozen=True, slots=True)
@@ -62,3 +64,11 @@ class EpisodeCard:
             archived=ep.archived,
             metadata=ep.metadata,
         )
+
+
+_T = TypeVar("_T", Episode, EpisodeCard)
+
+
+def with_state(item: _T, state: Episode | EpisodeCard | None) -> _T:
+    """``item`` with the recall state (count, access, strength, archived) of ``state``, if any."""
+    return item if state is None else replace(item, **{f: getattr(state, f) for f in RECALL_FIELDS})

@@ -56,7 +56,7 @@ from episeg.recall.arguments import check_session
 from episeg.recall.candidates import gather
 from episeg.recall.forgetting import reinforce
 from episeg.recall.hits import Expand, RecallHit, word_count
-from episeg.recall.index import IndexedStore, TenantIndex
+from episeg.recall.index import IndexedStore
 from episeg.recall.ranking import rank, select
 from episeg.recall.window import RecallWindow
 from episeg.store.usermeta import MetaScalar
@@ -170,7 +170,7 @@ class HierarchicalRecaller:
             rec, imp, reinf, imputed = extras[episode_id]
             kept = tuple(sorted(q for q in positions if q < len(ep.turns)))
             found = [cands[(episode_id, q)] for q in kept if (episode_id, q) in cands]
-            before, after = _neighbours(index, episode_id, neighbours)
+            before, after = index.neighbours(episode_id, neighbours)
             hits.append(
                 RecallHit(
                     episode=ep,
@@ -214,20 +214,3 @@ class HierarchicalRecaller:
         updated = [reinforce(found[i], config=self._config, now=now) for i in ids]
         self._store.update(updated)
         return updated
-
-
-def _neighbours(index: TenantIndex, episode_id: str, n: int) -> tuple[list[str], list[str]]:
-    """``index.neighbours``, or none when a concurrent write changed the catalogue under it.
-
-    The index's session order is rebuilt from the live catalogue without the
-    store's lock: a delete or add racing with it can remove the episode
-    (``KeyError``), leave it out of the order (``ValueError``) or resize the
-    catalogue during the rebuild (``RuntimeError``). The hit itself stands; only
-    its neighbour ids are left out of this one answer.
-    """
-    if n < 1:
-        return [], []
-    try:
-        return index.neighbours(episode_id, n)
-    except (KeyError, ValueError, RuntimeError):
-        return [], []

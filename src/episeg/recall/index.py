@@ -13,10 +13,9 @@ no longer matches, and the index is rebuilt from the store. Tenant isolation hol
 construction: the index is filled only from its own tenant's store, and recall reads every
 returned episode through that same store (or its cache, ``recent``).
 
->>> import tempfile
+>>> import tempfile, numpy as np
 >>> from episeg.store import ChromaBackend
 >>> from episeg.types import Episode, Turn
->>> import numpy as np
 >>> store = IndexedStore(ChromaBackend.persistent(tempfile.mkdtemp()).store_for("alice"))
 >>> ep = Episode(id="e1", user="alice", session="s", summary="", opened_at=0.0,
 ...              closed_at=0.0, turns=(Turn(actor="user", text="deploy v2 to prod", ts=0.0),),
@@ -35,22 +34,20 @@ import threading
 import time
 from collections.abc import Callable, Sequence
 from dataclasses import replace
-from typing import Any, TypeVar
+from typing import Any
 
 import numpy as np
 
 from episeg.errors import StoreError
-from episeg.recall.card import EpisodeCard
+from episeg.recall.card import EpisodeCard, with_state
 from episeg.recall.episode_cache import EpisodeCache
 from episeg.recall.lexical import LexicalIndex, tokenize
-from episeg.store.codec import RECALL_FIELDS
 from episeg.types import Episode
 from episeg.typing import EpisodeStore
 
 __all__ = ["EpisodeCard", "IndexedStore", "TenantIndex"]
 
 _PAGE = 1000
-_T = TypeVar("_T", Episode, EpisodeCard)
 
 log = logging.getLogger(__name__)
 
@@ -111,22 +108,25 @@ class TenantIndex:
     def update_state(self, episodes: Sequence[Episode]) -> None:
         """Take the recall state (count, access, strength, archived) of known episodes."""
         for ep in (e for e in episodes if e.id in self.cards):
-            self.cards[ep.id] = _with_state(self.cards[ep.id], ep)
+            self.cards[ep.id] = with_state(self.cards[ep.id], ep)
 
     def neighbours(self, episode_id: str, n: int) -> tuple[builtins.list[str], builtins.list[str]]:
         """Ids of up to ``n`` episodes before and after ``episode_id`` in its session."""
-        if n < 1 or episode_id not in self.cards:  # before the rebuild: only if it is needed
+        # safe beside a write: one copy of the catalogue, and a write during it marks it stale
+        if n < 1 or (card := self.cards.get(episode_id)) is None:  # rebuild only if needed
             return [], []
         if self._sessions_dirty:
+            self._sessions_dirty = False  # first: a write from here on marks it again
             by_session: dict[str, builtins.list[EpisodeCard]] = {}
-            for each in self.cards.values():
+            for each in list(self.cards.values()):  # one copy: no resize mid-iteration
                 by_session.setdefault(each.session, []).append(each)
             self._sessions = {
                 s: [c.id for c in sorted(cs, key=lambda c: (c.opened_at, c.id))]
                 for s, cs in by_session.items()
             }
-            self._sessions_dirty = False
-        order = self._sessions[self.cards[episode_id].session]
+        order = self._sessions.get(card.session, [])
+        if episode_id not in order:
+            return [], []
         at = order.index(episode_id)  # O(session length): fine for a handful of hits
         return order[max(0, at - n) : at], order[at + 1 : at + 1 + n]
 
@@ -226,7 +226,7 @@ class IndexedStore:
             else:  # the store's rule (keep a stored id's recall state), from the cards
                 self._store.add(filled)
                 cards = {} if self._index is None else self._index.cards
-                filled = [_with_state(ep, cards.get(ep.id)) for ep in filled]
+                filled = [with_state(ep, cards.get(ep.id)) for ep in filled]
             if self._index is not None:
                 new = {ep.id for ep in filled} - set(self._index.cards)
                 self._index.add(filled)
@@ -277,7 +277,7 @@ class IndexedStore:
             self._store.revise(episodes)
             self.recent.drop([ep.id for ep in episodes])
             if self._index is not None:  # recall state is not revised: cards keep theirs
-                self._index.add([_with_state(e, self._index.cards.get(e.id)) for e in episodes])
+                self._index.add([with_state(e, self._index.cards.get(e.id)) for e in episodes])
 
     def delete(self, ids: Sequence[str]) -> None:
         with self._lock:
@@ -293,8 +293,3 @@ class IndexedStore:
             return ep
         vectors = np.asarray(self._embed_turns([t.text for t in ep.turns]), dtype=np.float32)
         return replace(ep, turn_embeddings=vectors)
-
-
-def _with_state(item: _T, state: Episode | EpisodeCard | None) -> _T:
-    """``item`` with the recall state (count, access, strength, archived) of ``state``, if any."""
-    return item if state is None else replace(item, **{f: getattr(state, f) for f in RECALL_FIELDS})
