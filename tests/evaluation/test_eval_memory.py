@@ -93,43 +93,27 @@ class TestRun:
         monkeypatch: pytest.MonkeyPatch,
         capsys: pytest.CaptureFixture[str],
     ) -> None:
-        import episeg.memory
 
-        judges: list[object] = []
-
-        class Spy(episeg.memory.Memory):
-            def __init__(self, **kwargs: Any) -> None:
-                super().__init__(**kwargs)
-                judges.append(self.judge)
-
-        monkeypatch.setattr(episeg.memory, "Memory", Spy)
+        built = _built_memories(monkeypatch)
         args = ["--data", str(data), "--budgets", "20", "--no-ablation", "--bootstrap", "20"]
         out = tmp_path / "out.json"
         assert main([*args, "--no-judge", "--json", str(out)]) == 0
-        assert judges == [None] and json.loads(out.read_text())["judge"] == "none"
+        assert [m.judge for m in built] == [None] and json.loads(out.read_text())["judge"] == "none"
         assert "| **episeg Memory.recall (judge=None)** |" in capsys.readouterr().out
         assert main([*args, "--json", str(out)]) == 0
-        assert getattr(judges[1], "name", None) == "local"
+        assert getattr(built[1].judge, "name", None) == "local"
         assert json.loads(out.read_text())["judge"] == "default"
 
     def test_set_changes_every_memory_config_and_is_recorded(
         self, data: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
     ) -> None:
-        import episeg.memory
 
-        configs: list[Any] = []
-
-        class Spy(episeg.memory.Memory):
-            def __init__(self, **kwargs: Any) -> None:
-                super().__init__(**kwargs)
-                configs.append(self.config)
-
-        monkeypatch.setattr(episeg.memory, "Memory", Spy)
+        built = _built_memories(monkeypatch)
         out = tmp_path / "out.json"
         pairs = ["--set", "recall.warm_cache=true", "--set", "recall.cache_episodes=1000"]
         args = ["--data", str(data), "--budgets", "20", "--no-ablation", "--bootstrap", "20"]
         assert main([*args, *pairs, "--json", str(out)]) == 0
-        (config,) = configs
+        (config,) = [m.config for m in built]
         assert (config.recall.warm_cache, config.recall.cache_episodes) == (True, 1000)
         recorded = json.loads(out.read_text())["config_overrides"]
         assert recorded == ["recall.warm_cache=true", "recall.cache_episodes=1000"]
@@ -202,18 +186,25 @@ def test_the_ablation_does_not_change_the_next_conversations_config(
 ) -> None:
     # Found by review: the ablation's variant config was assigned to the name every
     # conversation's Memory was built with, so conversations 2.. ran the last variant.
-    import episeg.memory
 
     second = {**_sample(), "sample_id": "conv-y"}
     path = tmp_path / "two.json"
     path.write_text(json.dumps([_sample(), second]), encoding="utf-8")
-    configs: list[Any] = []
+    built = _built_memories(monkeypatch)
+    run_memory_eval(path, budgets=(20,), rounds=10, workdir=tmp_path)
+    assert len(built) == 2 and built[0].config == built[1].config
+
+
+def _built_memories(monkeypatch: pytest.MonkeyPatch) -> list[Any]:
+    """Every ``Memory`` the evaluation builds from now on, in order."""
+    import episeg.memory
+
+    built: list[Any] = []
 
     class Spy(episeg.memory.Memory):
         def __init__(self, **kwargs: Any) -> None:
             super().__init__(**kwargs)
-            configs.append(self.config)
+            built.append(self)
 
     monkeypatch.setattr(episeg.memory, "Memory", Spy)
-    run_memory_eval(path, budgets=(20,), rounds=10, workdir=tmp_path)
-    assert len(configs) == 2 and configs[0] == configs[1]
+    return built

@@ -179,6 +179,13 @@ def _interrupted_rebuild(
     before.close()
     _tear(path, turn_collection_name("alice"))
     memory = _open(path)
+    _rebuild_dies_after_the_drop(memory, monkeypatch)
+    assert list((path / "chroma.repair").iterdir())
+    return memory, want
+
+
+def _rebuild_dies_after_the_drop(memory: Memory, monkeypatch: pytest.MonkeyPatch) -> None:
+    """alice's rebuild fails when it adds the episodes back (the collections are dropped)."""
     real_add = ChromaEpisodeStore.add
 
     def dies(self: ChromaEpisodeStore, episodes: list[Episode]) -> None:
@@ -186,10 +193,8 @@ def _interrupted_rebuild(
 
     monkeypatch.setattr(ChromaEpisodeStore, "add", dies)
     with pytest.raises(StoreError, match="died"):
-        memory.rebuild_store("alice")  # dropped, nothing added back yet
-    assert list((path / "chroma.repair").iterdir())
+        memory.rebuild_store("alice")
     monkeypatch.setattr(ChromaEpisodeStore, "add", real_add)
-    return memory, want
 
 
 @pytest.mark.slow
@@ -268,15 +273,7 @@ def test_after_a_failed_rebuild_the_tenant_reads_and_writes_at_once(
     memory = _open(stored)
     want = _all(memory, "alice")
     assert len(memory.episodes("alice", limit=100)) == _count(want)  # its store is cached now
-    real_add = ChromaEpisodeStore.add
-
-    def dies(self: ChromaEpisodeStore, episodes: list[Episode]) -> None:
-        raise StoreError("the store refused the write")
-
-    monkeypatch.setattr(ChromaEpisodeStore, "add", dies)
-    with pytest.raises(StoreError, match="refused"):
-        memory.rebuild_store("alice")  # dropped, nothing added back yet
-    monkeypatch.setattr(ChromaEpisodeStore, "add", real_add)
+    _rebuild_dies_after_the_drop(memory, monkeypatch)
     assert memory.episodes("alice") == []  # the episodes wait in the rebuild file
     memory.ingest(_turns("alice", 20, 4))
     assert len(memory.flush("alice")) == 1 and memory.pending_writes() == []

@@ -45,19 +45,7 @@ def pack(ranked: Sequence[str], words: dict[str, int], budget: int) -> list[str]
     >>> pack(["a", "b", "c"], {"a": 3, "b": 9, "c": 2}, 6)
     ['a', 'c']
     """
-    out: list[str] = []
-    seen: set[str] = set()
-    used = 0
-    for turn_id in ranked:
-        if turn_id in seen:
-            continue
-        w = words[turn_id]
-        if used + w > budget:
-            continue
-        seen.add(turn_id)
-        out.append(turn_id)
-        used += w
-    return out
+    return _within(ranked, words, budget, skip_misfits=True)
 
 
 def cut(ranked: Sequence[str], words: dict[str, int], budget: int) -> list[str]:
@@ -69,6 +57,12 @@ def cut(ranked: Sequence[str], words: dict[str, int], budget: int) -> list[str]:
     >>> cut(["a", "b", "c"], {"a": 3, "b": 9, "c": 2}, 6)
     ['a']
     """
+    return _within(ranked, words, budget, skip_misfits=False)
+
+
+def _within(
+    ranked: Sequence[str], words: dict[str, int], budget: int, *, skip_misfits: bool
+) -> list[str]:
     out: list[str] = []
     seen: set[str] = set()
     used = 0
@@ -76,6 +70,8 @@ def cut(ranked: Sequence[str], words: dict[str, int], budget: int) -> list[str]:
         if turn_id in seen:
             continue
         if used + words[turn_id] > budget:
+            if skip_misfits:
+                continue
             break
         seen.add(turn_id)
         out.append(turn_id)
