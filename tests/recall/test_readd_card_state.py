@@ -11,37 +11,21 @@ import dataclasses
 from pathlib import Path
 from typing import Any
 
-import numpy as np
 import pytest
 
 from episeg.memory import Memory
 from episeg.recall.index import IndexedStore
 from episeg.store import ChromaBackend
 from episeg.testing import HashingEmbedder, InMemoryBackend
-from episeg.types import Actor, Episode, Turn
+from episeg.types import Episode
+from tests.recall.helpers import embedded_episode
 
 EMB = HashingEmbedder(dim=64)
 STATE = ("recall_count", "last_accessed", "strength", "archived")
 
 
 def episode(eid: str, texts: list[str], t0: float = 1.7e9) -> Episode:
-    turns = tuple(
-        Turn(actor=Actor.USER, text=t, ts=t0 + i, id=f"{eid}:t{i}", user="alice", session="s")
-        for i, t in enumerate(texts)
-    )
-    vecs = np.asarray(EMB.embed(texts), np.float32)
-    mean = vecs.mean(axis=0)
-    return Episode(
-        id=eid,
-        user="alice",
-        session="s",
-        turns=turns,
-        summary=texts[0],
-        opened_at=turns[0].ts,
-        closed_at=turns[-1].ts,
-        embedding=mean / np.linalg.norm(mean),
-        turn_embeddings=vecs,
-    )
+    return embedded_episode(eid, texts, t0, EMB)
 
 
 E1 = episode("e1", ["deploy the billing service"])

@@ -12,7 +12,6 @@ import threading
 from pathlib import Path
 from typing import Any
 
-import numpy as np
 import pytest
 
 import episeg.recall.lexical as lexical_module
@@ -25,30 +24,15 @@ from episeg.recall.lexical import LexicalIndex
 from episeg.recall.ranking import select
 from episeg.store import ChromaBackend
 from episeg.testing import HashingEmbedder
-from episeg.types import Actor, Episode, Turn
+from episeg.types import Episode
+from tests.recall.helpers import embedded_episode
 
 EMB = HashingEmbedder(dim=256)
 T0 = 1.7e9
 
 
 def episode(eid: str, texts: list[str], t0: float) -> Episode:
-    turns = tuple(
-        Turn(actor=Actor.USER, text=t, ts=t0 + i, id=f"{eid}:t{i}", user="alice", session="s")
-        for i, t in enumerate(texts)
-    )
-    vectors = EMB.embed(texts)
-    mean = vectors.mean(axis=0)
-    return Episode(
-        id=eid,
-        user="alice",
-        session="s",
-        turns=turns,
-        summary=texts[0],
-        opened_at=t0,
-        closed_at=t0 + len(texts) - 1,
-        embedding=mean / np.linalg.norm(mean),
-        turn_embeddings=vectors,
-    )
+    return embedded_episode(eid, texts, t0, EMB)
 
 
 EPISODES = [

@@ -17,37 +17,11 @@ import pytest
 from episeg.memory import Memory
 from episeg.testing import HashingEmbedder
 from episeg.types import Turn
+from tests.segmentation.helpers import AUTOID_REVIEW, AUTOID_WORDS, autoid_turns
 
 from .memstore import MemBackend
 
 _TMP = "/dev/shm" if Path("/dev/shm").is_dir() else None
-_WORDS = [
-    "auth",
-    "jwt",
-    "deploy",
-    "terraform",
-    "postgres",
-    "replica",
-    "pytest",
-    "fixture",
-    "invoice",
-    "pod",
-]
-_REVIEW = [  # auto, client s:2, auto (skips 2), client x, auto, client s:4
-    (None, "user", "deploy prod api"),
-    ("s:2", "assistant", "running terraform"),
-    (None, "user", "and the jwt key"),
-    ("x", "assistant", "rotated the key"),
-    (None, "user", "check the replica"),
-    ("s:4", "assistant", "replica is fine"),
-]
-
-
-def _turns(spec: list[tuple[str | None, str, str]]) -> list[Turn]:
-    return [
-        Turn(actor=actor, text=text, ts=float(i), id=tid, user="u", session="s")
-        for i, (tid, actor, text) in enumerate(spec)
-    ]
 
 
 def _random(seed: int) -> list[Turn]:
@@ -57,8 +31,8 @@ def _random(seed: int) -> list[Turn]:
     for i in range(n):
         r = rng.random()
         tid = None if r < 0.6 else f"s:{rng.randrange(n + 3)}" if r < 0.9 else f"c{i}"
-        spec.append((tid, rng.choice(["user", "assistant"]), " ".join(rng.sample(_WORDS, 3))))
-    return _turns(spec)
+        spec.append((tid, rng.choice(["user", "assistant"]), " ".join(rng.sample(AUTOID_WORDS, 3))))
+    return autoid_turns(spec, user="u")
 
 
 def _run(turns: list[Turn], cut: int | None, how: str) -> tuple[list[str], list[list[str]]]:
@@ -114,7 +88,7 @@ _reload = {"restart": _restart, "evict": _evict, "refuse": _refuse}
 
 @pytest.mark.parametrize("how", sorted(_reload))
 def test_the_reviewers_case(how: str) -> None:
-    turns = _turns(_REVIEW)
+    turns = autoid_turns(AUTOID_REVIEW, user="u")
     live = _run(turns, None, how)
     assert live[0] == ["s:0", "s:2", "s:3", "x", "s:5", "s:4"]
     for cut in range(1, len(turns)):

@@ -28,3 +28,26 @@ def observed(
         inferred_type=inferred,
         markers=markers,
     )
+
+
+AUTOID_WORDS = ["auth", "jwt", "deploy", "terraform", "postgres"]
+AUTOID_WORDS += ["replica", "pytest", "fixture", "invoice", "pod"]
+"""Words of the random turns of the auto-id resume tests."""
+
+AUTOID_REVIEW: list[tuple[str | None, str, str]] = [
+    (None, "user", "deploy prod api"),  # auto: s:0
+    ("s:2", "assistant", "running terraform"),  # a client's id in the auto form
+    (None, "user", "and the jwt key"),  # auto, skips 2: s:3
+    ("x", "assistant", "rotated the key"),
+    (None, "user", "check the replica"),  # auto: s:5 (s:4 is a later client id)
+    ("s:4", "assistant", "replica is fine"),
+]
+"""The review's case (id or None, actor, text): a resume must give the live run's ids."""
+
+
+def autoid_turns(spec: list[tuple[str | None, str, str]], *, user: str = "default") -> list[Turn]:
+    """Turns of session ``s`` from ``(id or None, actor, text)``, one second apart."""
+    return [
+        Turn(actor=actor, text=text, ts=float(i), id=tid, user=user, session="s")
+        for i, (tid, actor, text) in enumerate(spec)
+    ]

@@ -18,34 +18,7 @@ from episeg.segmentation.checkpoint import SessionCheckpoint
 from episeg.segmentation.intake import SessionIntake, turn_fingerprint
 from episeg.testing import HashingEmbedder
 from episeg.types import Turn
-
-_WORDS = [
-    "auth",
-    "jwt",
-    "deploy",
-    "terraform",
-    "postgres",
-    "replica",
-    "pytest",
-    "fixture",
-    "invoice",
-    "pod",
-]
-_REVIEW = [  # the reviewer's case: the auto turn at 4 must get s:5 (s:4 is a later client id)
-    (None, "user", "deploy prod api"),
-    ("s:2", "assistant", "running terraform"),
-    (None, "user", "and the jwt key"),
-    ("x", "assistant", "rotated the key"),
-    (None, "user", "check the replica"),
-    ("s:4", "assistant", "replica is fine"),
-]
-
-
-def _turns(spec: list[tuple[str | None, str, str]]) -> list[Turn]:
-    return [
-        Turn(actor=actor, text=text, ts=float(i), id=tid, session="s")
-        for i, (tid, actor, text) in enumerate(spec)
-    ]
+from tests.segmentation.helpers import AUTOID_REVIEW, AUTOID_WORDS, autoid_turns
 
 
 def _random_turns(rng: random.Random, n: int) -> list[Turn]:
@@ -54,7 +27,7 @@ def _random_turns(rng: random.Random, n: int) -> list[Turn]:
         r = rng.random()
         tid = None if r < 0.6 else f"s:{rng.randrange(n + 3)}" if r < 0.9 else f"c{i}"
         actor = rng.choice(["user", "assistant", "tool"])
-        text = " ".join(rng.sample(_WORDS, 3))
+        text = " ".join(rng.sample(AUTOID_WORDS, 3))
         if actor == "assistant" and rng.random() < 0.2:
             text += " <episode_boundary>"
         out.append(Turn(actor=actor, text=text, ts=float(i), id=tid, session="s"))
@@ -94,7 +67,7 @@ def _run(turns: list[Turn], cut: int | None) -> list[str]:
 
 
 def test_the_reviewers_case_resumed_at_every_turn() -> None:
-    turns = _turns(_REVIEW)
+    turns = autoid_turns(AUTOID_REVIEW)
     live = _run(turns, None)
     assert live == ["s:0", "s:2", "s:3", "x", "s:5", "s:4"]
     for cut in range(1, len(turns)):
