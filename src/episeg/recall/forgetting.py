@@ -187,13 +187,13 @@ def _write_unless_changed(
         return []
     ids = [old.id for old, _ in changed]
     with lock:
-        now = {
+        current = {
             ep.id: ep for at in range(0, len(ids), _PAGE) for ep in store.get(ids[at : at + _PAGE])
         }
         kept = [
             (old, new)
             for old, new in changed
-            if old.id in now and _state(now[old.id]) == _state(old)
+            if old.id in current and _state(current[old.id]) == _state(old)
         ]
         if kept:
             store.update([new for _, new in kept])

@@ -109,7 +109,7 @@ def vanished_retry(call: Callable[[], _T]) -> _T:
         retry=retry_if_exception(_vanished),
         stop=stop_after_attempt(OPEN_ATTEMPTS - 1),
         wait=wait_random(0, 0.005),
-        before_sleep=_log_retry,
+        before_sleep=_log_vanished,
         reraise=True,
     )
     return retrying(call)
@@ -119,10 +119,20 @@ def _vanished(exc: BaseException) -> bool:
     return _says(exc, ("error finding id",))
 
 
+def _log_vanished(state: RetryCallState) -> None:
+    exc = state.outcome.exception() if state.outcome is not None else None
+    log.warning(  # the first attempt ran before the retry machinery: one more than it counts
+        "a Chroma read lost an id deleted meanwhile (attempt %d of %d): %s; reading again",
+        state.attempt_number + 1,
+        OPEN_ATTEMPTS,
+        exc,
+    )
+
+
 def _log_retry(state: RetryCallState) -> None:
     exc = state.outcome.exception() if state.outcome is not None else None
     log.warning(
-        "a Chroma call failed for a passing reason (attempt %d of %d): %s; trying again",
+        "Chroma's database was locked opening a collection (attempt %d of %d): %s; trying again",
         state.attempt_number,
         OPEN_ATTEMPTS,
         exc,

@@ -181,7 +181,7 @@ def erase_from_rebuild(
     except (OSError, EpisegError) as exc:
         raise StoreError(f"cannot read the unfinished rebuild in {work}: {exc}") from exc
     if everything:
-        shutil.rmtree(work, ignore_errors=False)
+        shutil.rmtree(work)
         return episodes
     gone = [
         e for e in episodes if e.id == episode or (session is not None and e.session == session)
