@@ -262,3 +262,20 @@ class TestKeyRing:
     def test_body_limit_must_be_positive(self) -> None:
         with pytest.raises(ConfigError):
             BodyLimit(create_app, max_bytes=0)  # type: ignore[arg-type]
+
+
+def test_reads_by_a_tenant_that_never_wrote_make_no_collection(tmp_path: Path) -> None:
+    """Every read route for an empty tenant answers empty and leaves the store as it was."""
+    memory = Memory(path=tmp_path, embedder=HashingEmbedder(dim=64))
+    server = LiveServer(create_app(memory, {KEY_B: "bob"}))
+    try:
+        with server.client(KEY_B) as c:
+            assert c.get("/v1/episodes").json()["episodes"] == []
+            recalled = c.post("/v1/recall", json={"query": "deploy prod", "k": 3})
+            assert recalled.status_code == 200 and recalled.json()["results"] == []
+            assert c.get("/v1/episodes/nope").status_code == 404
+            assert c.get("/v1/export").status_code == 200
+        assert memory.backend._client.list_collections() == []  # type: ignore[attr-defined]
+    finally:
+        server.stop()
+        memory.close()

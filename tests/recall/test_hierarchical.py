@@ -215,7 +215,7 @@ class TestIsolationAndFreshness:
     def test_a_foreign_turn_row_never_surfaces(self, backend: ChromaBackend) -> None:
         alice = fill(backend, "alice")
         intruder = episode("mallory", "quokka", "s9", 1, ["the quokka stole my sandwich"])
-        alice.inner._turns.upsert([intruder])  # type: ignore[attr-defined]  # tampering
+        alice.inner._handles.create()[1].upsert([intruder])  # type: ignore[attr-defined]  # tampering
         rec = HierarchicalRecaller(alice, EMB, clock=lambda: 2e9)
         assert rec.recall("quokka sandwich", k=5) == []
 

@@ -28,6 +28,14 @@ def test_a_second_journal_on_the_same_file_is_refused_until_the_first_closes(
     Journal(tmp_path / "journal.sqlite3").close()
 
 
+def test_a_with_block_closes_the_memory_even_on_an_error(tmp_path: Path) -> None:
+    with pytest.raises(RuntimeError), Memory(path=tmp_path, embedder=HashingEmbedder()):
+        with pytest.raises(JournalError, match="in use"):
+            Memory(path=tmp_path, embedder=HashingEmbedder())
+        raise RuntimeError("the caller's own failure")
+    Memory(path=tmp_path, embedder=HashingEmbedder()).close()  # the lock was released
+
+
 def test_a_dropped_memory_releases_its_lock(tmp_path: Path) -> None:
     mem = Memory(path=tmp_path, embedder=HashingEmbedder(), judge=None, scorer=None)
     del mem  # never closed; possibly held in a reference cycle until collected

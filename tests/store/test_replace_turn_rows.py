@@ -43,7 +43,7 @@ def episode(eid: str, n: int, *, first: int = 0) -> Episode:
 
 
 def rows_of(store: ChromaEpisodeStore, eid: str) -> list[int]:
-    got = store._turns._col.get(where={"episode": eid}, include=["metadatas"])
+    got = store._handles.create()[1]._col.get(where={"episode": eid}, include=["metadatas"])
     return sorted(int(m["pos"]) for m in got["metadatas"])
 
 
@@ -63,7 +63,7 @@ def test_fewer_turns_deletes_the_rows_past_the_end(store: ChromaEpisodeStore) ->
     vectors = store.turn_vectors(["trip", "other"])
     assert vectors["trip"].shape == (1, DIM)  # export sees one row for one turn
     assert vectors["other"].shape == (3, DIM)
-    assert store._turns.count() == 4
+    assert store._handles.create()[1].count() == 4
 
 
 def test_same_or_more_turns_and_no_turns(store: ChromaEpisodeStore) -> None:
@@ -78,7 +78,7 @@ def test_same_or_more_turns_and_no_turns(store: ChromaEpisodeStore) -> None:
 
 def test_leftover_rows_of_an_earlier_write_go_too(store: ChromaEpisodeStore) -> None:
     store.add([episode("e", 1)])
-    store._turns._col.upsert(  # as the unfixed add left them
+    store._handles.create()[1]._col.upsert(  # as the unfixed add left them
         ids=["e:1", "e:2"],
         metadatas=[{"tenant": "alice", "episode": "e", "pos": p, "session": "s"} for p in (1, 2)],
         embeddings=np.stack([basis(1), basis(2)]),
@@ -94,14 +94,14 @@ def test_trim_stays_within_the_batch(
     store.add([episode(i, 3) for i in ids])
     monkeypatch.setattr(turns, "_WRITE_BATCH", 2)
     sizes: list[int] = []
-    real = store._turns._col.delete
+    real = store._handles.create()[1]._col.delete
 
     def spy(**kw: Any) -> None:
         where = kw["where"]["$and"]
         sizes.append(len(next(c["episode"]["$in"] for c in where if "episode" in c)))
         real(**kw)
 
-    monkeypatch.setattr(store._turns._col, "delete", spy)
+    monkeypatch.setattr(store._handles.create()[1]._col, "delete", spy)
     store.add([episode(i, 1) for i in ids])
     assert sizes == [2, 2, 1]
     assert all(rows_of(store, i) == [0] for i in ids)
@@ -111,7 +111,7 @@ def test_new_episodes_delete_nothing(
     store: ChromaEpisodeStore, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     calls: list[Any] = []
-    monkeypatch.setattr(store._turns._col, "delete", lambda **kw: calls.append(kw))
+    monkeypatch.setattr(store._handles.create()[1]._col, "delete", lambda **kw: calls.append(kw))
     store.add([episode("a", 2), episode("b", 3)])
     assert calls == []
     assert rows_of(store, "a") == [0, 1] and rows_of(store, "b") == [0, 1, 2]

@@ -51,13 +51,13 @@ def test_update_calls_stay_within_the_batch(
     episodes = _episodes(120)
     store.add(episodes)
     sizes: list[int] = []
-    real = store._col.update
+    real = store._handles.create()[0].update
 
     def spy(*, ids: list[str], **kw: Any) -> None:
         sizes.append(len(ids))
         real(ids=ids, **kw)
 
-    monkeypatch.setattr(store._col, "update", spy)
+    monkeypatch.setattr(store._handles.create()[0], "update", spy)
     store.update([dataclasses.replace(e, strength=0.25) for e in episodes])
     assert sizes == [50, 50, 20]
     assert {e.strength for e in store.list_episodes(limit=200)} == {0.25}

@@ -31,22 +31,27 @@ def _thresholds(backend: ChromaBackend, tenant: str) -> list[Any]:
     ]
 
 
+def _made(backend: ChromaBackend, tenant: str) -> None:
+    """Open ``tenant``'s store and make its collections, as its first write would."""
+    backend.store_for(tenant)._handles.create()
+
+
 def test_new_collections_get_the_threshold(tmp_path: Path) -> None:
     default = ChromaBackend.persistent(tmp_path / "a")
-    default.store_for("alice")
+    _made(default, "alice")
     assert default.sync_threshold == 1 and _thresholds(default, "alice") == [1, 1]
     larger = ChromaBackend.persistent(tmp_path / "b", sync_threshold=250)
-    larger.store_for("alice")
+    _made(larger, "alice")
     assert _thresholds(larger, "alice") == [250, 250]
 
 
 def test_reopening_with_another_threshold_reconfigures_and_logs(
     tmp_path: Path, caplog: pytest.LogCaptureFixture
 ) -> None:
-    ChromaBackend.persistent(tmp_path).store_for("alice")
+    _made(ChromaBackend.persistent(tmp_path), "alice")
     with caplog.at_level(logging.INFO, logger="episeg.store"):
         again = ChromaBackend.persistent(tmp_path, sync_threshold=100)
-        again.store_for("alice")
+        _made(again, "alice")
     assert _thresholds(again, "alice") == [100, 100]
     changes = [
         r.getMessage() for r in caplog.records if "sync_threshold 1 -> 100" in r.getMessage()
@@ -54,7 +59,7 @@ def test_reopening_with_another_threshold_reconfigures_and_logs(
     assert len(changes) == 2  # the episode and the turn collection
     caplog.clear()
     with caplog.at_level(logging.INFO, logger="episeg.store"):
-        ChromaBackend.persistent(tmp_path, sync_threshold=100).store_for("alice")
+        _made(ChromaBackend.persistent(tmp_path, sync_threshold=100), "alice")
     assert not [r for r in caplog.records if "sync_threshold" in r.getMessage()]  # nothing to do
 
 
@@ -68,7 +73,7 @@ def test_another_tenants_collection_is_never_reconfigured(tmp_path: Path) -> Non
         metadata={"episeg_tenant": "mallory"},
     )
     with pytest.raises(TenantError, match="belongs to 'mallory'"):
-        backend.store_for("alice")
+        _made(backend, "alice")
     config = client.get_collection(collection_name("alice")).configuration_json
     assert config["hnsw"]["sync_threshold"] == 7
 
@@ -99,7 +104,7 @@ def test_a_locked_database_on_open_is_tried_again_and_logged(
     real = ChromaBackend.persistent(tmp_path)
     client = _FailingOpens(real._client, 2, _LOCKED)
     with caplog.at_level(logging.WARNING, logger="episeg.store"):
-        ChromaBackend(client, sync_threshold=30).store_for("alice")
+        _made(ChromaBackend(client, sync_threshold=30), "alice")
     assert client.calls == 4  # two refused, then the episode and the turn collection
     assert _thresholds(real, "alice") == [30, 30]
     retries = [r.getMessage() for r in caplog.records if "locked" in r.getMessage()]
@@ -109,14 +114,14 @@ def test_a_locked_database_on_open_is_tried_again_and_logged(
 def test_a_lock_that_persists_is_raised_after_the_last_attempt(tmp_path: Path) -> None:
     client = _FailingOpens(ChromaBackend.persistent(tmp_path)._client, 99, _LOCKED)
     with pytest.raises(StoreError, match="database is locked"):
-        ChromaBackend(client).store_for("alice")
+        _made(ChromaBackend(client), "alice")
     assert client.calls == OPEN_ATTEMPTS
 
 
 def test_any_other_refusal_on_open_is_not_tried_again(tmp_path: Path) -> None:
     client = _FailingOpens(ChromaBackend.persistent(tmp_path)._client, 1, "disk I/O error")
     with pytest.raises(StoreError, match="disk I/O error"):
-        ChromaBackend(client).store_for("alice")
+        _made(ChromaBackend(client), "alice")
     assert client.calls == 1
 
 
@@ -132,8 +137,8 @@ def test_a_server_store_gets_and_keeps_the_threshold(
 ) -> None:
     tenant = tenant_name("sync")
     first = ChromaBackend.http("127.0.0.1", chroma_server.port, sync_threshold=40)
-    first.store_for(tenant)
+    _made(first, tenant)
     assert _thresholds(first, tenant) == [40, 40]
     with caplog.at_level(logging.INFO, logger="episeg.store"):
-        ChromaBackend.http("127.0.0.1", chroma_server.port, sync_threshold=40).store_for(tenant)
+        _made(ChromaBackend.http("127.0.0.1", chroma_server.port, sync_threshold=40), tenant)
     assert not [r for r in caplog.records if "sync_threshold" in r.getMessage()]

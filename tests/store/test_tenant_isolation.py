@@ -95,7 +95,7 @@ class TestTenantIsolation:
         store.add([make_episode("mine", [1, 0])])
         # Tamper: write a record stamped for bob straight into alice's collection.
         rec = encode(make_episode("planted", [1, 0.01]), tenant="bob")
-        store._col.upsert(
+        store._handles.create()[0].upsert(
             ids=[rec.id],
             documents=[rec.document],
             metadatas=[rec.metadata],
@@ -114,7 +114,7 @@ class TestTenantIsolation:
     def test_collection_owned_by_other_tenant_refused(self, tmp_path: object) -> None:
         backend = ChromaBackend.persistent(str(tmp_path))
         store = backend.store_for("alice")
-        store._col.modify(metadata={"episeg_tenant": "mallory"})
+        store._handles.create()[0].modify(metadata={"episeg_tenant": "mallory"})
         with pytest.raises(TenantError, match="belongs to 'mallory'"):
             backend.store_for("alice")
 

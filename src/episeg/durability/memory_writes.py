@@ -26,7 +26,7 @@ import dataclasses
 import logging
 import threading
 from collections.abc import Callable, Iterable, Sequence
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Self
 
 from episeg.config import EpisegConfig
 from episeg.durability.episode_checks import check_batch
@@ -175,8 +175,18 @@ class MemoryWrites:
         return self.sessions
 
     def close(self) -> None:
-        """Close the journal (everything accepted is already durable)."""
+        """Close the journal (everything accepted is already durable).
+
+        ``with Memory(...) as memory:`` closes it on leaving the block; open
+        episodes stay open in the journal, as after :meth:`close`.
+        """
         self.journal.close()
+
+    def __enter__(self) -> Self:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.close()
 
     # -- internals --------------------------------------------------------------------
     def _scored(self, episode: Episode) -> Episode:

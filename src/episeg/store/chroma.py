@@ -129,7 +129,7 @@ class ChromaBackend:
             return int(self._client.heartbeat())
 
     def store_for(self, tenant: str) -> ChromaEpisodeStore:
-        """The store bound to ``tenant`` (its collection is created on first use)."""
+        """The store bound to ``tenant`` (its collections are made by its first write)."""
         return ChromaEpisodeStore(tenant, client=self._client, sync_threshold=self.sync_threshold)
 
     def drop_tenant(self, tenant: str) -> bool:
@@ -156,8 +156,8 @@ class ChromaBackend:
     def tenants(self) -> builtins.list[str]:
         """Every tenant with at least one stored episode here, sorted.
 
-        A read of a tenant that never stored anything (a mistyped user in
-        ``episeg episodes``, a recall) makes its empty collection; such a
+        Reads never make a collection (:mod:`episeg.store.tenant_collections`),
+        but a tenant whose every episode was deleted keeps its empty one; such a
         tenant is not listed (one ``count`` per collection).
         """
         with translate("list tenants"):

@@ -2,7 +2,9 @@
 
 Made by :meth:`episeg.store.ChromaBackend.store_for`. Every record read is
 checked against the tenant stamped into its metadata: a mismatch is logged
-as an error and the record is dropped. Writes of recall state (``update``)
+as an error and the record is dropped. A tenant's collections are made by its
+first write, never by a read (:mod:`episeg.store.tenant_collections`): a
+tenant with none reads as empty. Writes of recall state (``update``)
 and of what a user edits (``revise``: summary, salience, pin, user metadata)
 touch disjoint metadata keys, so neither undoes the other.
 
@@ -30,12 +32,12 @@ from typing import Any
 
 import numpy as np
 
-from episeg.errors import ArgumentError, EpisodeNotFoundError, StoreError, TenantError
+from episeg.errors import ArgumentError, EpisodeNotFoundError, StoreError
 from episeg.store import chroma_io
-from episeg.store.chroma_io import CHROMA_MAX_INT, READ_INCLUDE, open_collection, translate
+from episeg.store.chroma_io import CHROMA_MAX_INT, READ_INCLUDE, translate
 from episeg.store.codec import RECALL_FIELDS, decode, encode, recall_metadata, user_metadata
-from episeg.store.tenants import collection_name, validate_tenant
-from episeg.store.turns import TurnMatch, TurnRows, turn_collection_name
+from episeg.store.tenant_collections import TenantCollections
+from episeg.store.turns import TurnMatch
 from episeg.types import Episode
 
 __all__ = ["ChromaEpisodeStore"]
@@ -60,24 +62,12 @@ class ChromaEpisodeStore:
     Raises
     ------
     TenantError
-        For an invalid tenant id, or when the collection belongs to another
-        tenant (a hash collision or tampering).
+        For an invalid tenant id, or when a collection belongs to another tenant.
     """
 
     def __init__(self, tenant: str, *, client: Any, sync_threshold: int = 1) -> None:
-        self._tenant = validate_tenant(tenant)
-        with translate(f"opening the collection of tenant {tenant!r}"):
-            self._col = open_collection(
-                client, collection_name(tenant), tenant, sync_threshold=sync_threshold
-            )
-        owner = (self._col.metadata or {}).get("episeg_tenant")
-        if owner != tenant:
-            raise TenantError(f"collection {self._col.name} belongs to {owner!r}, not {tenant!r}")
-        with translate(f"opening the turn collection of tenant {tenant!r}"):
-            turn_col = open_collection(
-                client, turn_collection_name(tenant), tenant, sync_threshold=sync_threshold
-            )
-        self._turns = TurnRows(tenant, turn_col)
+        self._handles = TenantCollections(tenant, client=client, sync_threshold=sync_threshold)
+        self._tenant = self._handles.tenant
 
     @property
     def tenant(self) -> str:
@@ -100,6 +90,9 @@ class ChromaEpisodeStore:
         """
         latest = {ep.id: ep for ep in episodes}
         records = [encode(ep, tenant=self._tenant) for ep in latest.values()]
+        if not records:
+            return []
+        col, turns = self._handles.create()  # a tenant's first write makes its collections
         replaced: dict[str, int] = {}
         for start in range(0, len(records), _WRITE_BATCH):
             chunk = records[start : start + _WRITE_BATCH]
@@ -114,26 +107,26 @@ class ChromaEpisodeStore:
                     )
                     replaced[r.id] = len(latest[r.id].turns)
             with translate("add"):
-                self._col.upsert(
+                col.upsert(
                     ids=[r.id for r in chunk],
                     documents=[r.document for r in chunk],
                     metadatas=[r.metadata for r in chunk],
                     embeddings=np.stack([r.embedding for r in chunk]),
                 )
         with translate("add (turn vectors)"):
-            self._turns.trim(replaced)
-            self._turns.upsert(list(latest.values()))
+            turns.trim(replaced)
+            turns.upsert(list(latest.values()))
         return list(latest.values())
 
     def get(self, ids: Sequence[str]) -> builtins.list[Episode]:
         """This tenant's episodes with these ids, in the order asked; unknown ids are skipped."""
-        if not ids:
+        if not ids or (found := self._handles.find()) is None:
             return []
-        unique = list(dict.fromkeys(ids))
+        col, unique = found[0], list(dict.fromkeys(ids))
         with translate("get"):
-            res = chroma_io.vanished_retry(lambda: self._col.get(ids=unique, include=READ_INCLUDE))
-        found = {ep.id: ep for ep in self._decode_rows(res)}
-        return [found[i] for i in unique if i in found]
+            res = chroma_io.vanished_retry(lambda: col.get(ids=unique, include=READ_INCLUDE))
+        decoded = {ep.id: ep for ep in self._decode_rows(res)}
+        return [decoded[i] for i in unique if i in decoded]
 
     def query(
         self, embedding: np.ndarray, k: int, *, include_archived: bool = False
@@ -147,11 +140,13 @@ class ChromaEpisodeStore:
         """
         if k < 1:
             raise ArgumentError(f"k must be >= 1, got {k}")
-        vector = np.asarray(embedding, dtype=np.float32).reshape(1, -1)
+        if (found := self._handles.find()) is None:
+            return []
+        col, vector = found[0], np.asarray(embedding, dtype=np.float32).reshape(1, -1)
         n = min(k if include_archived else k + 8, CHROMA_MAX_INT)
         while True:
             with translate("query"):
-                res = self._col.query(
+                res = col.query(
                     query_embeddings=vector, n_results=n, include=[*READ_INCLUDE, "distances"]
                 )
             ids = res["ids"][0]
@@ -180,18 +175,20 @@ class ChromaEpisodeStore:
         """
         if limit < 1 or offset < 0:
             raise ArgumentError(f"need limit >= 1 and offset >= 0, got {limit}, {offset}")
-        if offset > CHROMA_MAX_INT:
+        if offset > CHROMA_MAX_INT or (found := self._handles.find()) is None:
             return []
         limit = min(limit, CHROMA_MAX_INT)
         where = None if include_archived else {"archived": False}
         with translate("list"):
-            res = self._col.get(where=where, limit=limit, offset=offset, include=READ_INCLUDE)
+            res = found[0].get(where=where, limit=limit, offset=offset, include=READ_INCLUDE)
         return self._decode_rows(res)
 
     def count(self) -> int:
         """Number of stored episodes, archived ones included."""
+        if (found := self._handles.find()) is None:
+            return 0
         with translate("count"):
-            return int(self._col.count())
+            return int(found[0].count())
 
     def update(self, episodes: Sequence[Episode]) -> None:
         """Rewrite the recall metadata (count, last access, strength, archived).
@@ -209,7 +206,7 @@ class ChromaEpisodeStore:
         for start in range(0, len(ids), _WRITE_BATCH):  # Chroma's max batch is ~5,461 (F14)
             chunk = ids[start : start + _WRITE_BATCH]
             with translate("update"):
-                self._col.update(ids=chunk, metadatas=[latest[i] for i in chunk])
+                self._handles.create()[0].update(ids=chunk, metadatas=[latest[i] for i in chunk])
 
     def revise(self, episodes: Sequence[Episode]) -> None:
         """Rewrite what a user may edit: summary, salience, pin and user metadata.
@@ -236,7 +233,7 @@ class ChromaEpisodeStore:
         metas = [user_metadata(latest[i], stored[i]) for i in ids]
         for start in range(0, len(ids), _WRITE_BATCH):
             with translate("revise"):
-                self._col.update(
+                self._handles.create()[0].update(
                     ids=ids[start : start + _WRITE_BATCH],
                     metadatas=metas[start : start + _WRITE_BATCH],
                 )
@@ -247,9 +244,10 @@ class ChromaEpisodeStore:
             return
         owned = list(self._owned(ids, "delete"))
         if owned:
+            col, turns = self._handles.create()  # it exists: it held these ids
             with translate("delete"):
-                self._col.delete(ids=owned)
-                self._turns.delete_episodes(owned)
+                col.delete(ids=owned)
+                turns.delete_episodes(owned)
 
     def query_turns(
         self, embedding: np.ndarray, k: int, *, where: Mapping[str, Any] | None = None
@@ -258,18 +256,24 @@ class ChromaEpisodeStore:
 
         Turns of archived episodes are included: the caller checks the episode.
         """
+        if (found := self._handles.find()) is None:
+            return []
         with translate("query (turns)"):
-            return self._turns.query(embedding, k, where=where)
+            return found[1].query(embedding, k, where=where)
 
     def turn_vectors(self, episode_ids: Sequence[str]) -> dict[str, np.ndarray]:
         """The stored turn vectors of these episodes, rows by position (for export)."""
+        if (found := self._handles.find()) is None:
+            return {}
         with translate("get (turn vectors)"):
-            return self._turns.vectors(episode_ids)
+            return found[1].vectors(episode_ids)
 
     def _owned(self, ids: Sequence[str], what: str) -> dict[str, Mapping[str, Any]]:
         """The stored metadata of those of ``ids`` that are this tenant's episodes."""
+        if (found := self._handles.find()) is None:
+            return {}
         with translate(what):
-            res = self._col.get(ids=list(dict.fromkeys(ids)), include=["metadatas"])
+            res = found[0].get(ids=list(dict.fromkeys(ids)), include=["metadatas"])
         return {i: m for i, m in zip(res["ids"], res["metadatas"], strict=True) if self._owns(i, m)}
 
     def _require_owned(self, ids: Sequence[str], what: str) -> None:
@@ -282,12 +286,8 @@ class ChromaEpisodeStore:
     def _owns(self, id: str, metadata: Mapping[str, Any] | None) -> bool:
         owner = (metadata or {}).get("tenant")
         if owner != self._tenant:
-            log.error(
-                "record %r in the collection of tenant %r is stamped %r; dropped",
-                id,
-                self._tenant,
-                owner,
-            )
+            message = "record %r in the collection of tenant %r is stamped %r; dropped"
+            log.error(message, id, self._tenant, owner)
             return False
         return True
 

@@ -1,0 +1,67 @@
+"""A read never makes a tenant's collections; its first write does (real Chroma)."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import numpy as np
+import pytest
+from store_helpers import make_episode
+
+from episeg.errors import EpisodeNotFoundError, StoreError, TenantError
+from episeg.memory import Memory
+from episeg.store import ChromaBackend
+from episeg.testing import HashingEmbedder
+
+
+def names(backend: ChromaBackend) -> list[str]:
+    return sorted(c.name for c in backend._client.list_collections())
+
+
+def test_every_read_of_an_empty_tenant_reads_empty_and_makes_nothing(tmp_path: Path) -> None:
+    backend = ChromaBackend.persistent(str(tmp_path))
+    store = backend.store_for("nobody")
+    vector = np.array([1.0, 0.0], np.float32)
+    assert store.get(["e1"]) == []
+    assert store.query(vector, k=3) == []
+    assert store.list_episodes() == []
+    assert store.count() == 0
+    assert store.query_turns(vector, 3) == []
+    assert store.turn_vectors(["e1"]) == {}
+    store.delete(["e1"])  # unknown ids are ignored, as in a tenant that has collections
+    with pytest.raises(StoreError, match="unknown episode"):
+        store.update([make_episode("e1", [1, 0])])
+    with pytest.raises(EpisodeNotFoundError):
+        store.revise([make_episode("e1", [1, 0])])
+    assert names(backend) == []
+    assert backend.tenants() == []
+
+
+def test_the_first_write_makes_them_and_an_earlier_handle_sees_it(tmp_path: Path) -> None:
+    backend = ChromaBackend.persistent(str(tmp_path))
+    early = backend.store_for("alice")  # opened while alice has nothing
+    writer = backend.store_for("alice")  # another process would hold its own
+    assert early.count() == 0
+    writer.add([make_episode("e1", [1, 0])])
+    assert len(names(backend)) == 2
+    assert [e.id for e in early.get(["e1"])] == ["e1"]  # looked again, found
+    assert early.count() == 1
+    assert backend.tenants() == ["alice"]
+
+
+def test_a_foreign_stamp_is_refused_when_the_collection_appears(tmp_path: Path) -> None:
+    backend = ChromaBackend.persistent(str(tmp_path))
+    early = backend.store_for("alice")
+    other = backend.store_for("alice")
+    other.add([make_episode("e1", [1, 0])])
+    other._handles.create()[0].modify(metadata={"episeg_tenant": "mallory"})
+    with pytest.raises(TenantError, match="belongs to 'mallory'"):
+        early.count()
+
+
+def test_memory_reads_of_users_that_never_wrote_make_no_collection(tmp_path: Path) -> None:
+    with Memory(path=tmp_path, embedder=HashingEmbedder()) as memory:
+        assert memory.recall("nobody", "deploy the api") == []
+        assert memory.episodes("nobody-else") == []
+        assert isinstance(memory.backend, ChromaBackend)
+        assert names(memory.backend) == []
