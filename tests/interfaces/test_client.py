@@ -6,6 +6,7 @@ import asyncio
 import json
 import time
 from collections.abc import Iterator
+from pathlib import Path
 
 import httpx
 import pytest
@@ -14,8 +15,9 @@ from episeg.client import ENDPOINTS, APIError, AsyncClient, Client
 from episeg.interfaces.runtime import open_memory
 from episeg.interfaces.service import create_app
 from episeg.interfaces.service_auth import KeyRing
+from episeg.memory import Memory
 from episeg.testing import HashingEmbedder
-from episeg.types import Turn
+from episeg.types import Episode, Turn
 from tests.interfaces.helpers import KEY_A, KEY_B, KEYS, LiveServer
 
 HTTP_METHODS = {"get", "post", "put", "patch", "delete"}
@@ -182,3 +184,97 @@ class TestAsyncClient:
 
         sessions = asyncio.run(run())
         assert {"a0", "a1", "a2", "a3"} <= set(sessions)
+
+
+ODD_IDS = ["lg:memories/prefs:editor", "a/b", "..", ".", "a?b#c", "%2F", "x y", "日本"]
+
+
+def _store_odd_ids(tmp_path: Path) -> tuple[Memory, LiveServer]:
+    memory = open_memory(tmp_path, embedder=HashingEmbedder(dim=64))
+    episodes = []
+    for i, eid in enumerate(ODD_IDS):
+        turn = Turn(
+            actor="user", text=f"note {i} on deploys", ts=float(i), user="alice", id=f"t{i}"
+        )
+        vector = memory.embedder.embed([turn.text])
+        episodes.append(
+            Episode(
+                id=eid, user="alice", session="s", turns=(turn,), summary=f"note {i}",
+                opened_at=float(i), closed_at=float(i), embedding=vector[0], turn_embeddings=vector,
+            )
+        )  # fmt: skip
+    memory.store_episodes(episodes)
+    return memory, LiveServer(create_app(memory, KeyRing(KEYS)))
+
+
+class TestEveryIdAnEpisodeMayHave:
+    """Ids a caller chose (LangGraph namespaces hold "/"; "." and ".." are valid) reach the API."""
+
+    def test_sync_client_reads_edits_unarchives_and_forgets_them(self, tmp_path: Path) -> None:
+        memory, live = _store_odd_ids(tmp_path)
+        try:
+            with Client(live.url, KEY_A) as c:
+                assert sorted(e["id"] for e in c.episodes(limit=100)) == sorted(ODD_IDS)
+                for eid in ODD_IDS:
+                    assert c.episode(eid)["id"] == eid
+                    assert c.update_episode(eid, pinned=True)["pinned"] is True
+                    assert c.unarchive(eid)["id"] == eid
+                    assert c.forget(eid)["forgotten"] == [eid]
+                assert c.episodes(limit=100) == []
+        finally:
+            live.stop()
+            memory.close()
+
+    def test_async_client_and_the_other_tenant(self, tmp_path: Path) -> None:
+        memory, live = _store_odd_ids(tmp_path)
+
+        async def run() -> None:
+            async with AsyncClient(live.url, KEY_B) as bob:
+                for eid in ODD_IDS:  # alice's ids are "not found" for bob, even "." and ".."
+                    with pytest.raises(APIError) as missing:
+                        await bob.episode(eid)
+                    assert missing.value.status == 404
+            async with AsyncClient(live.url, KEY_A) as alice:
+                for eid in ODD_IDS:
+                    assert (await alice.episode(eid))["id"] == eid
+                    assert (await alice.forget(eid))["forgotten"] == [eid]
+
+        try:
+            asyncio.run(run())
+        finally:
+            live.stop()
+            memory.close()
+
+
+class TestAnswersThatAreNotTheServices:
+    """A proxy's page, a redirect, a 200 that is not JSON: an APIError, with what was sent."""
+
+    def _client(self, answer: httpx.Response) -> Client:
+        return Client("http://service", transport=httpx.MockTransport(lambda request: answer))
+
+    @pytest.mark.parametrize(
+        ("answer", "status", "detail"),
+        [
+            (httpx.Response(502, json="bad gateway"), 502, '"bad gateway"'),
+            (httpx.Response(502, text="<html>Bad Gateway</html>"), 502, "<html>Bad Gateway</html>"),
+            (httpx.Response(200, text="<html>login</html>"), 200, "not a JSON answer"),
+            (httpx.Response(307, headers={"location": "https://x/"}), 307, "redirected to"),
+        ],
+    )
+    def test_an_unexpected_answer_is_an_api_error(
+        self, answer: httpx.Response, status: int, detail: str
+    ) -> None:
+        with self._client(answer) as c, pytest.raises(APIError) as err:
+            c.episodes()
+        assert err.value.status == status and detail in str(err.value.detail)
+
+    def test_the_body_and_retry_after_are_kept(self) -> None:
+        body = {"detail": "turn id reused", "turn_id": "t1", "ids": ["t1"]}
+        conflict = httpx.Response(409, json=body, headers={"retry-after": "2.5"})
+        with self._client(conflict) as c, pytest.raises(APIError) as err:
+            c.observe({"actor": "user", "text": "x"})
+        assert (err.value.detail, err.value.body, err.value.retry_after) == (
+            "turn id reused",
+            body,
+            2.5,
+        )

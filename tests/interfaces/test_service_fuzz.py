@@ -27,11 +27,20 @@ OPERATIONS = [
     "GET /v1/episodes",
     "POST /v1/recall",
     "POST /v1/used",
-    "DELETE /v1/episodes/{episode_id}",
+    "DELETE /v1/episode",
+    "GET /v1/episode",
+    "PATCH /v1/episode",
+    "POST /v1/episode/unarchive",
     "GET /v1/healthz",
 ]
 # Generated ids name no stored episode, so 404 is the right answer to every case of these.
-BY_EPISODE_ID = {"POST /v1/used", "DELETE /v1/episodes/{episode_id}"}
+BY_EPISODE_ID = {
+    "POST /v1/used",
+    "DELETE /v1/episode",
+    "GET /v1/episode",
+    "PATCH /v1/episode",
+    "POST /v1/episode/unarchive",
+}
 
 
 class TestServiceFuzz:

@@ -11,7 +11,7 @@ The tenant comes from the API key. A ``Turn`` whose ``user`` is the default
 service refuses it (403) unless it is the key's tenant.
 
 >>> ENDPOINTS["episode"], ENDPOINTS["update_episode"]
-(('GET', '/v1/episodes/{episode_id}'), ('PATCH', '/v1/episodes/{episode_id}'))
+(('GET', '/v1/episode'), ('PATCH', '/v1/episode'))
 
 The wire format (endpoints, typed views, :class:`APIError`) is in
 :mod:`episeg.client.wire`, :class:`Client` in :mod:`episeg.client.sync` and

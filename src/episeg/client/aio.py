@@ -81,7 +81,7 @@ class AsyncClient(AsyncManageCalls):
         return cast(list[EpisodeView], (await self._call("episodes", params=params))["episodes"])
 
     async def forget(self, episode_id: str) -> Forgotten:
-        return cast(Forgotten, await self._call("forget", {"episode_id": episode_id}))
+        return cast(Forgotten, await self._call("forget", params={"id": episode_id}))
 
     async def forget_session(self, session: str) -> Forgotten:
         return cast(Forgotten, await self._call("forget_session", params={"session": session}))

@@ -42,7 +42,7 @@ class ManageCalls:
 
     def episode(self, episode_id: str) -> EpisodeView:
         """One of the tenant's stored episodes (404 ``APIError`` if it has none by that id)."""
-        return cast(EpisodeView, self._call("episode", {"episode_id": episode_id}))
+        return cast(EpisodeView, self._call("episode", params={"id": episode_id}))
 
     def update_episode(
         self,
@@ -59,13 +59,11 @@ class ManageCalls:
         ``metadata`` replaces the episode's user metadata (``{}`` clears it).
         """
         body = edit_body(summary, pinned, salience, metadata)
-        return cast(
-            EpisodeView, self._call("update_episode", {"episode_id": episode_id}, json=body)
-        )
+        return cast(EpisodeView, self._call("update_episode", params={"id": episode_id}, json=body))
 
     def unarchive(self, episode_id: str) -> EpisodeView:
         """Bring an archived episode back into recall."""
-        return cast(EpisodeView, self._call("unarchive", {"episode_id": episode_id}))
+        return cast(EpisodeView, self._call("unarchive", params={"id": episode_id}))
 
     def tenants(self, *, limit: int = 1000, offset: int = 0) -> list[str]:
         """Tenants with stored episodes or open turns (an admin key only: 403 otherwise)."""
@@ -80,7 +78,7 @@ class AsyncManageCalls:
         raise NotImplementedError  # pragma: no cover - the client class provides it
 
     async def episode(self, episode_id: str) -> EpisodeView:
-        return cast(EpisodeView, await self._call("episode", {"episode_id": episode_id}))
+        return cast(EpisodeView, await self._call("episode", params={"id": episode_id}))
 
     async def update_episode(
         self,
@@ -92,11 +90,11 @@ class AsyncManageCalls:
         metadata: Mapping[str, MetaValue] | None = None,
     ) -> EpisodeView:
         body = edit_body(summary, pinned, salience, metadata)
-        path = {"episode_id": episode_id}
-        return cast(EpisodeView, await self._call("update_episode", path, json=body))
+        params = {"id": episode_id}
+        return cast(EpisodeView, await self._call("update_episode", params=params, json=body))
 
     async def unarchive(self, episode_id: str) -> EpisodeView:
-        return cast(EpisodeView, await self._call("unarchive", {"episode_id": episode_id}))
+        return cast(EpisodeView, await self._call("unarchive", params={"id": episode_id}))
 
     async def tenants(self, *, limit: int = 1000, offset: int = 0) -> list[str]:
         params = {"limit": limit, "offset": offset}

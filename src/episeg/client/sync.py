@@ -102,7 +102,7 @@ class Client(ManageCalls):
 
     def forget(self, episode_id: str) -> Forgotten:
         """Erase one of the tenant's episodes everywhere (404 ``APIError`` if it has none)."""
-        return cast(Forgotten, self._call("forget", {"episode_id": episode_id}))
+        return cast(Forgotten, self._call("forget", params={"id": episode_id}))
 
     def forget_session(self, session: str) -> Forgotten:
         """Erase one session of the tenant everywhere (stored episodes and open turns)."""

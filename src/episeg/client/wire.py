@@ -11,12 +11,13 @@ method raises for a 4xx/5xx answer.
 {'actor': 'user', 'text': 'hi'}
 >>> _recall_body("deploy", 3, {"max_words": 200, "session": None})
 {'query': 'deploy', 'k': 3, 'max_words': 200}
->>> _request("forget", episode_id="a/b")
-('DELETE', '/v1/episodes/a%2Fb')
+>>> _request("forget")
+('DELETE', '/v1/episode')
 """
 
 from __future__ import annotations
 
+import math
 from collections.abc import Iterable, Mapping
 from typing import Any, Literal, NotRequired, TypedDict
 from urllib.parse import quote
@@ -51,11 +52,11 @@ ENDPOINTS: dict[str, tuple[Method, str]] = {
     "observe_messages": ("POST", "/v1/messages"),
     "flush": ("POST", "/v1/flush"),
     "episodes": ("GET", "/v1/episodes"),
-    "episode": ("GET", "/v1/episodes/{episode_id}"),
-    "update_episode": ("PATCH", "/v1/episodes/{episode_id}"),
-    "unarchive": ("POST", "/v1/episodes/{episode_id}/unarchive"),
+    "episode": ("GET", "/v1/episode"),  # ?id=: every id, "a/b" and ".." too
+    "update_episode": ("PATCH", "/v1/episode"),
+    "unarchive": ("POST", "/v1/episode/unarchive"),
     "tenants": ("GET", "/v1/admin/tenants"),
-    "forget": ("DELETE", "/v1/episodes/{episode_id}"),
+    "forget": ("DELETE", "/v1/episode"),
     "forget_session": ("DELETE", "/v1/sessions"),  # ?session=: any name, "a/b" and ".." too
     "forget_all": ("DELETE", "/v1/tenant"),
     "recall": ("POST", "/v1/recall"),
@@ -157,12 +158,21 @@ TurnInput = Turn | Mapping[str, Any]
 
 
 class APIError(EpisegError):
-    """The service answered with an error status; ``status`` and ``detail`` say which."""
+    """The service answered with an error status, or with an answer that is not its JSON.
 
-    def __init__(self, status: int, detail: Any) -> None:
+    ``status`` and ``detail`` say which; ``body`` is the parsed JSON answer
+    (``None`` if it was not JSON), with what a 409 adds (``turn_id``, ``ids``);
+    ``retry_after`` the seconds a 503 or 429 asks to wait (``None`` if not given).
+    """
+
+    def __init__(
+        self, status: int, detail: Any, *, body: Any = None, retry_after: float | None = None
+    ) -> None:
         super().__init__(f"HTTP {status}: {detail}")
         self.status = status
         self.detail = detail
+        self.body = body
+        self.retry_after = retry_after
 
 
 def _turn_body(turn: TurnInput) -> dict[str, Any]:
@@ -180,13 +190,39 @@ def _request(name: str, **path: str) -> tuple[Method, str]:
 
 
 def _decode(response: httpx.Response) -> Any:
-    if response.is_error:
-        try:
-            detail = response.json().get("detail", response.text)
-        except ValueError:
-            detail = response.text
-        raise APIError(response.status_code, detail)
-    return response.json()
+    """The service's JSON answer; :class:`APIError` for an error status or any other answer.
+
+    >>> _decode(httpx.Response(200, json={"accepted": 1}))
+    {'accepted': 1}
+    >>> err = _decode_error(httpx.Response(502, text="Bad Gateway"))
+    >>> err.status, err.detail, err.body
+    (502, 'Bad Gateway', None)
+    """
+    if response.is_error or not response.is_success:  # a redirect is not the service's answer
+        raise _decode_error(response)
+    try:
+        return response.json()
+    except ValueError:
+        raise APIError(
+            response.status_code, f"not a JSON answer: {response.text[:200]!r}"
+        ) from None
+
+
+def _decode_error(response: httpx.Response) -> APIError:
+    try:
+        body = response.json()
+    except ValueError:
+        body = None
+    detail = body.get("detail", response.text) if isinstance(body, dict) else response.text
+    if response.is_redirect:
+        detail = f"redirected to {response.headers.get('location')!r}; check the base URL"
+    try:
+        retry_after: float | None = float(response.headers["retry-after"])
+    except (KeyError, ValueError):
+        retry_after = None
+    if retry_after is not None and not 0 <= retry_after < math.inf:
+        retry_after = None  # "nan", "-1": not a wait
+    return APIError(response.status_code, detail, body=body, retry_after=retry_after)
 
 
 def _recall_body(query: str, k: int, options: Mapping[str, Any]) -> dict[str, Any]:

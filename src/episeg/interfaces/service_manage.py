@@ -1,16 +1,22 @@
 """Service routes that manage stored episodes: get, edit, unarchive; and the admin's tenant list.
 
-``GET /v1/episodes/{episode_id}``
+The episode id is a query parameter (``?id=``), so every id an episode may
+have can be named: ids made from a LangGraph namespace hold "/", and "." or
+".." would be removed from a path by clients and proxies. The older forms
+with the id in the path (``/v1/episodes/{episode_id}``, ``.../unarchive``)
+still work for ids a path can carry.
+
+``GET /v1/episode?id=``
     One of the key's tenant's episodes (404 when the tenant has none by that
     id: another tenant's id is "not found" too, so ids cannot be probed).
-``PATCH /v1/episodes/{episode_id}``
+``PATCH /v1/episode?id=``
     Edit it: any of ``summary``, ``pinned``, ``salience`` (1-10, set by the
     user: scorer ``"user"``), ``metadata`` (replaces the user metadata whole;
     a flat ``{str: str | int | float | bool}``, see
     :mod:`episeg.store.usermeta`). All fields or none; 422 for a malformed
     body (a blank summary too; nothing changed, and checked before the id is
     looked up), 404 as above.
-``POST /v1/episodes/{episode_id}/unarchive``
+``POST /v1/episode/unarchive?id=``
     Bring an archived episode back into recall.
 ``GET /v1/admin/tenants``
     Every tenant with stored episodes or open turns. Only an admin key
@@ -32,7 +38,12 @@ from pydantic import BaseModel, ConfigDict, Field, field_validator, model_valida
 
 from episeg.errors import EpisodeEditError, EpisodeNotFoundError
 from episeg.interfaces.service_auth import KeyRing
-from episeg.interfaces.service_models import EpisodeOut, MetadataValue, checked_metadata
+from episeg.interfaces.service_models import (
+    EpisodeIdQuery,
+    EpisodeOut,
+    MetadataValue,
+    checked_metadata,
+)
 from episeg.interfaces.views import episode_view
 from episeg.memory import Memory
 from episeg.store.edit import MAX_SUMMARY_LENGTH, EpisodeEdit
@@ -112,22 +123,13 @@ def add_manage_routes(
     def view(episode: Episode) -> EpisodeOut:
         return EpisodeOut.model_validate(episode_view(episode))
 
-    @app.get("/v1/episodes/{episode_id}", responses=missing)
-    def get_episode(episode_id: _EpisodeId, owner: Tenant) -> EpisodeOut:
-        """One of the tenant's stored episodes, archived or not."""
+    def get_one(owner: str, episode_id: str) -> EpisodeOut:
         try:
             return view(memory.episode(owner, episode_id))
         except EpisodeNotFoundError:
             raise HTTPException(404, "no such episode") from None
 
-    @app.patch("/v1/episodes/{episode_id}", responses=missing)
-    def update_episode(episode_id: _EpisodeId, body: EpisodeEditIn, owner: Tenant) -> EpisodeOut:
-        """Edit one of the tenant's episodes: summary, pin, salience (1-10), user metadata.
-
-        All given fields change together or none does. A pinned episode is
-        never decayed nor archived by maintenance; a salience set here is
-        marked as the user's (scorer "user") and no scorer overwrites it.
-        """
+    def edit_one(owner: str, episode_id: str, body: EpisodeEditIn) -> EpisodeOut:
         try:
             edited = memory.update_episode(
                 owner,
@@ -145,13 +147,48 @@ def add_manage_routes(
             ) from None
         return view(edited)
 
-    @app.post("/v1/episodes/{episode_id}/unarchive", responses=missing)
-    def unarchive(episode_id: _EpisodeId, owner: Tenant) -> EpisodeOut:
-        """Bring an archived episode back into recall (it counts as accessed now)."""
+    def unarchive_one(owner: str, episode_id: str) -> EpisodeOut:
         try:
             return view(memory.unarchive(owner, episode_id))
         except EpisodeNotFoundError:
             raise HTTPException(404, "no such episode") from None
+
+    @app.get("/v1/episode", responses=missing)
+    def get_episode(episode_id: EpisodeIdQuery, owner: Tenant) -> EpisodeOut:
+        """One of the tenant's stored episodes, archived or not."""
+        return get_one(owner, episode_id)
+
+    @app.patch("/v1/episode", responses=missing)
+    def update_episode(
+        episode_id: EpisodeIdQuery, body: EpisodeEditIn, owner: Tenant
+    ) -> EpisodeOut:
+        """Edit one of the tenant's episodes: summary, pin, salience (1-10), user metadata.
+
+        All given fields change together or none does. A pinned episode is
+        never decayed nor archived by maintenance; a salience set here is
+        marked as the user's (scorer "user") and no scorer overwrites it.
+        """
+        return edit_one(owner, episode_id, body)
+
+    @app.post("/v1/episode/unarchive", responses=missing)
+    def unarchive(episode_id: EpisodeIdQuery, owner: Tenant) -> EpisodeOut:
+        """Bring an archived episode back into recall (it counts as accessed now)."""
+        return unarchive_one(owner, episode_id)
+
+    # The older forms, the id in the path: an id with "/", or "." / "..", cannot be named there.
+    @app.get("/v1/episodes/{episode_id}", responses=missing, include_in_schema=False)
+    def get_episode_in_path(episode_id: _EpisodeId, owner: Tenant) -> EpisodeOut:
+        return get_one(owner, episode_id)
+
+    @app.patch("/v1/episodes/{episode_id}", responses=missing, include_in_schema=False)
+    def update_episode_in_path(
+        episode_id: _EpisodeId, body: EpisodeEditIn, owner: Tenant
+    ) -> EpisodeOut:
+        return edit_one(owner, episode_id, body)
+
+    @app.post("/v1/episodes/{episode_id}/unarchive", responses=missing, include_in_schema=False)
+    def unarchive_in_path(episode_id: _EpisodeId, owner: Tenant) -> EpisodeOut:
+        return unarchive_one(owner, episode_id)
 
     admin_errors: dict[int | str, dict[str, Any]] = {
         **{code: errors[code] for code in (401, 503) if code in errors},

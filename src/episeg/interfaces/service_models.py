@@ -11,6 +11,7 @@ checks its paths).
 # No `from __future__ import annotations`: pydantic reads the annotations at runtime.
 from typing import Annotated, Any, Literal
 
+from fastapi import Query
 from pydantic import BaseModel, ConfigDict, Field, field_validator
 
 from episeg.errors import MetadataError
@@ -22,6 +23,7 @@ __all__ = [
     "READ_ERRORS",
     "ClosedOut",
     "ConflictOut",
+    "EpisodeIdQuery",
     "EpisodeOut",
     "EpisodesOut",
     "ErrorOut",
@@ -36,6 +38,9 @@ __all__ = [
     "TurnOut",
     "VerdictOut",
 ]
+
+EpisodeIdQuery = Annotated[str, Query(alias="id", min_length=1, max_length=256)]
+"""An episode id as ``?id=``: any id an episode may have ("a/b", "." and ".." too)."""
 
 MAX_BATCH = 1000
 _Name = Annotated[str, Field(min_length=1, max_length=256)]

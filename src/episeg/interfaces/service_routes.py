@@ -1,10 +1,12 @@
 """Routes the service adds beside its core API: forget, the memory browser, metrics.
 
-``DELETE /v1/episodes/{episode_id}``
+``DELETE /v1/episode?id=<episode id>``
     Erases one of the key's tenant's episodes everywhere
     (:meth:`Memory.forget`: both collections, recall's index, the journal).
     404 when the tenant has no episode by that id, so one tenant cannot probe
-    another's ids.
+    another's ids. The id is a query parameter, so every id can be named
+    ("a/b", ".."); the older ``DELETE /v1/episodes/{episode_id}`` still works
+    for an id a URL path can carry.
 ``DELETE /v1/sessions?session=<name>`` / ``DELETE /v1/tenant``
     Erase one session (stored episodes and open turns) / everything of the
     key's tenant (``?confirm=true`` required: 422 without it, 400 if false). 200 with what was
@@ -39,6 +41,7 @@ from pydantic import BaseModel, ConfigDict, Field
 
 from episeg.errors import StoreError
 from episeg.interfaces.metrics import CONTENT_TYPE_LATEST, ServiceMetrics
+from episeg.interfaces.service_models import EpisodeIdQuery
 from episeg.interfaces.service_transfer import add_transfer_routes
 from episeg.memory import Memory
 from episeg.store.erase import ForgetReport
@@ -113,15 +116,26 @@ def add_extra_routes(
     add_transfer_routes(app, memory, tenant, errors)  # GET /v1/export, POST /v1/import
     missing = {**errors, 404: {**errors[401], "description": "no such episode"}}
 
-    @app.delete("/v1/episodes/{episode_id}", responses=missing)
-    def forget(
-        episode_id: Annotated[str, Path(min_length=1, max_length=256)], owner: Tenant
-    ) -> ForgottenOut:
-        """Erase one of the tenant's episodes everywhere (store, index, journal), for good."""
+    def forget_one(owner: str, episode_id: str) -> ForgottenOut:
         report = memory.forget(owner, episode=episode_id)
         if report.missing:
             raise HTTPException(404, "no such episode")
         return _forgotten(report)
+
+    @app.delete("/v1/episode", responses=missing)
+    def forget(episode_id: EpisodeIdQuery, owner: Tenant) -> ForgottenOut:
+        """Erase one of the tenant's episodes everywhere (store, index, journal), for good.
+
+        The id is a query parameter (?id=), so every id ("a/b", "..") can be erased.
+        """
+        return forget_one(owner, episode_id)
+
+    @app.delete("/v1/episodes/{episode_id}", responses=missing, include_in_schema=False)
+    def forget_in_path(
+        episode_id: Annotated[str, Path(min_length=1, max_length=256)], owner: Tenant
+    ) -> ForgottenOut:
+        """The older form: the id in the path (not one with "/", nor "." or "..")."""
+        return forget_one(owner, episode_id)
 
     @app.delete("/v1/sessions", responses=errors)
     def forget_session(

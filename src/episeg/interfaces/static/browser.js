@@ -113,7 +113,7 @@ async function load() {
 async function forgetEpisode(ep) {
   if (!window.confirm(`Forget this episode for good?\n\n${ep.summary}`)) return;
   try {
-    await api("DELETE", "/v1/episodes/" + encodeURIComponent(ep.id));
+    await api("DELETE", "/v1/episode?id=" + encodeURIComponent(ep.id));
     document.querySelectorAll(`[data-id="${CSS.escape(ep.id)}"]`).forEach((n) => n.remove());
     await load();
   } catch (err) { showError(err.message); }
@@ -121,7 +121,7 @@ async function forgetEpisode(ep) {
 
 async function pinEpisode(ep, pinned) {
   try {
-    await api("PATCH", "/v1/episodes/" + encodeURIComponent(ep.id), { pinned });
+    await api("PATCH", "/v1/episode?id=" + encodeURIComponent(ep.id), { pinned });
     await load();
   } catch (err) { showError(err.message); }
 }
