@@ -91,8 +91,9 @@ class ServiceMetrics:
 class MetricsMiddleware:
     """ASGI middleware timing every HTTP request into ``metrics.latency``.
 
-    The route label is the matched path template (``/v1/sessions/{session}`` for the older forget form),
-    never the raw path, so ids do not explode the label set.
+    The route label is the matched path template (``/v1/sessions/{session}``
+    for the older forget form), never the raw path, so ids do not explode the
+    label set.
     """
 
     def __init__(
