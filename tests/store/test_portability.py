@@ -171,6 +171,12 @@ def _with(line: str, **fields: Any) -> str:
     return json.dumps({**json.loads(line), **fields}) + "\n"
 
 
+def _verdict(line: str, **fields: Any) -> str:
+    record = json.loads(line)
+    verdicts = [{**record["boundary_verdicts"][0], **fields}]
+    return json.dumps({**record, "boundary_verdicts": verdicts}) + "\n"
+
+
 def _nan_vector(line: str) -> str:
     vector = np.array([0.1, np.nan, 0.3, 0.4], "<f4")
     return json.dumps(
@@ -237,12 +243,21 @@ def _nan_vector(line: str) -> str:
         (lambda ls: _bad(ls, 1, _with(ls[1], metadata={"k": "x" * 1025})), 2, "at most 1024"),
         (lambda ls: _bad(ls, 1, _with(ls[1], metadata={"bad key/": 1})), 2, "key 'bad key/'"),
         (lambda ls: _bad(ls, 1, _with(ls[1], recall_count=2**64)), 2, "does not fit 64 bits"),
+        # review 2: each of these gave a traceback at the write, or was taken loosely
+        (lambda ls: _bad(ls, 1, _with(ls[1], strength=10**400)), 2, "too large"),
+        (lambda ls: _bad(ls, 1, _with(ls[1], summary="a \ud800 b")), 2, "summary holds a lone"),
+        (lambda ls: _bad(ls, 1, _verdict(ls[1], reason="\udc80")), 2, "verdicts.reason holds"),
+        (lambda ls: _bad(ls, 1, _verdict(ls[1], authoritative="false")), 2, "true or false"),
+        (lambda ls: _bad(ls, 1, _with(ls[1], id="a\x00b")), 2, "not allowed in ids"),
+        (lambda ls: _bad(ls, 1, _with(ls[1], session="s\x1f")), 2, "not allowed in ids"),
+        (lambda ls: _bad(ls, 1, _with(ls[1], embedding=None)), 2, "embedding is missing"),
     ],
 )
 def test_a_bad_file_names_its_line(mutate: Any, line: int, fragment: str) -> None:
     with pytest.raises(ExportFormatError) as caught:
         read_export(mutate(_file(*_two())), tenant="carol")
     assert caught.value.line == line
+    assert fragment in str(caught.value)
     assert fragment in str(caught.value)
 
 

@@ -218,11 +218,22 @@ def test_a_large_tenant_streams_every_episode_once(monkeypatch: pytest.MonkeyPat
     backend = InMemoryBackend()
     template = _episodes("ann", 1)[0]
     many = [dataclasses.replace(template, id=f"e{i:03d}") for i in range(50)]
-    backend.store_for("ann").add(many)
-    lines = export_lines(backend.store_for("ann"), embedder_name="hashing")
-    assert json.loads(next(lines))["embedder"]["dim"] == DIM  # the header reads one page only
+    store = backend.store_for("ann")
+    store.add(many)
+    pages: list[int] = []
+    listing = store.list_episodes
+
+    def counted(**kw: Any) -> list[Episode]:
+        pages.append(kw["offset"])
+        return listing(**kw)
+
+    monkeypatch.setattr(store, "list_episodes", counted)
+    lines = export_lines(store, embedder_name="hashing")
+    assert json.loads(next(lines))["embedder"]["dim"] == DIM
+    first = [json.loads(next(lines))["id"] for _ in range(7)]
+    assert pages == [0]  # the first page's lines came out before the second page was read
     rest = list(lines)
-    assert [json.loads(line)["id"] for line in rest[:-1]] == [e.id for e in many]
+    assert [*first, *(json.loads(line)["id"] for line in rest[:-1])] == [e.id for e in many]
     assert json.loads(rest[-1]) == {"end": "episeg-export", "episodes": 50}
     empty = list(export_lines(backend.store_for("nobody"), embedder_name="hashing"))
     assert json.loads(empty[0])["embedder"]["dim"] is None

@@ -31,7 +31,7 @@ episeg.errors.ExportFormatError: line 1: vectors of embedder 'hashing' (dim 2) c
 from __future__ import annotations
 
 import json
-from collections.abc import Iterable
+from collections.abc import Iterable, Mapping
 from typing import Any
 
 from episeg.errors import EpisegError, ExportFormatError
@@ -133,8 +133,9 @@ def read_export(
             ended = True
             continue
         try:
+            _check_text(obj, "record")
             episode = episode_from_record(obj, tenant=tenant, dim=dim)
-        except (EpisegError, ValueError, KeyError, TypeError) as exc:
+        except (EpisegError, ValueError, KeyError, TypeError, OverflowError) as exc:
             raise ExportFormatError(f"episode: {exc}", line=number) from None
         except RecursionError:  # e.g. the repr of a value nested hundreds of levels deep
             raise ExportFormatError("episode: a value nested too deeply", line=number) from None
@@ -151,3 +152,19 @@ def read_export(
     if not ended:
         raise ExportFormatError("the file ends without the trailer line (cut off?)", line=last)
     return episodes
+
+
+def _check_text(value: Any, where: str) -> None:
+    """Refuse a lone surrogate in any string of the record: Chroma and SQLite store UTF-8 only."""
+    if isinstance(value, str):
+        try:
+            value.encode("utf-8")
+        except UnicodeEncodeError:
+            raise ValueError(f"{where} holds a lone surrogate: not UTF-8 text") from None
+    elif isinstance(value, Mapping):
+        for key, item in value.items():
+            _check_text(key, where)
+            _check_text(item, f"{where}.{key}" if where != "record" else str(key))
+    elif isinstance(value, list):
+        for item in value:
+            _check_text(item, where)

@@ -54,6 +54,7 @@ import numpy as np
 from episeg.errors import StoreError
 from episeg.store.usermeta import validate_metadata
 from episeg.types import Episode, Salience, Turn, Verdict
+from episeg.types.turn import check_name
 
 __all__ = [
     "FORMAT",
@@ -256,6 +257,10 @@ def episode_from_record(
             values[name] = _generic(name, value)
     if not isinstance(values["id"], str) or not values["id"]:
         raise ValueError(f"id must be a non-empty string, got {values['id']!r}")
+    if values.get("embedding") is None:
+        raise ValueError("embedding is missing: an episode is stored with its vector")
+    check_name("id", values["id"])  # the rules of turn and session ids
+    check_name("session", values.get("session"))
     _check_values(values)
     if values.get("metadata") is not None:  # the rules every write is held to (usermeta)
         values["metadata"] = validate_metadata(values["metadata"])

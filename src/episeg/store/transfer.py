@@ -37,6 +37,7 @@ True
 from __future__ import annotations
 
 import dataclasses
+import itertools
 import logging
 from collections.abc import Iterator, Sequence
 from dataclasses import dataclass
@@ -121,7 +122,7 @@ def export_lines(
         dim = int(np.asarray(first[0].embedding).size)
     yield header_line(embedder_name, dim)
     count = 0
-    for page in (first, *pages) if first else ():
+    for page in itertools.chain([first], pages) if first else ():  # read as consumed
         for episode in page:
             size = None if episode.embedding is None else int(np.asarray(episode.embedding).size)
             if size != dim:

@@ -52,12 +52,18 @@ class Verdict:
 
     @classmethod
     def from_dict(cls, data: dict[str, Any]) -> Verdict:
+        """Read :meth:`to_dict`'s output; ``authoritative`` must be a bool, not ``"false"``."""
+        authoritative = data.get("authoritative", False)
+        if not isinstance(authoritative, bool):
+            raise ValueError(
+                f"a verdict's authoritative must be true or false, got {authoritative!r}"
+            )
         return cls(
             signal=str(data["signal"]),
             decision=Decision.parse(data["decision"]),
             score=float(data.get("score", 0.0)),
             reason=str(data.get("reason", "")),
-            authoritative=bool(data.get("authoritative", False)),
+            authoritative=authoritative,
         )
 
 

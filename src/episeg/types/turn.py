@@ -26,7 +26,7 @@ import numpy as np
 from episeg.errors import TurnValidationError
 from episeg.types.enums import Actor, TurnType
 
-__all__ = ["MAX_TS", "ObservedTurn", "Turn", "iso_time"]
+__all__ = ["MAX_TS", "ObservedTurn", "Turn", "check_name", "iso_time"]
 
 MAX_TS = 1e11
 """Largest ``|Turn.ts|`` accepted: seconds up to the year 5138 (milliseconds exceed it)."""
@@ -42,7 +42,7 @@ def _is_utf8(text: str) -> bool:
     return True
 
 
-def _check_name(name: str, value: str | None) -> None:
+def check_name(name: str, value: str | None) -> None:
     """Refuse control, format and surrogate characters in a session or turn id.
 
     Ids are joined with ``\\x1f`` into episode ids, and SQLite and Chroma
@@ -131,7 +131,7 @@ class Turn:
         if self.id is not None and (not isinstance(self.id, str) or not self.id):
             raise TurnValidationError(f"id must be a non-empty string, got {self.id!r}")
         for name in ("session", "id"):
-            _check_name(name, getattr(self, name))
+            check_name(name, getattr(self, name))
         if not _is_utf8(self.text):
             raise TurnValidationError(
                 "text contains a lone surrogate (undecodable input?); it cannot be stored as UTF-8"
