@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import json
 import os
-import select
+import selectors
 import subprocess
 import sys
 from collections.abc import Iterator
@@ -41,8 +41,9 @@ class Wire:
 
     def receive(self, timeout: float = 20.0) -> dict[str, Any]:
         stdout: IO[bytes] = self.proc.stdout  # type: ignore[assignment]
-        ready, _, _ = select.select([stdout], [], [], timeout)
-        assert ready, "no reply from the MCP server"
+        with selectors.DefaultSelector() as selector:  # select.select fails past fd 1023
+            selector.register(stdout, selectors.EVENT_READ)
+            assert selector.select(timeout), "no reply from the MCP server"
         return dict(json.loads(stdout.readline()))
 
     def call(self, ident: int, tool: str, arguments: dict[str, Any]) -> dict[str, Any]:
