@@ -4,6 +4,8 @@ from __future__ import annotations
 
 import logging
 import stat
+import subprocess
+import sys
 import threading
 import time
 from pathlib import Path
@@ -125,6 +127,61 @@ class TestCachedModel:
     def test_rejects_keys_that_are_not_plain_folder_names(self, tmp_path, key):
         with pytest.raises(ValueError, match="plain folder name"):
             cached_model(key, export=FakeExport(), load=load, root=tmp_path)
+
+
+_KILLED_EXPORTER = """
+import sys, time
+from pathlib import Path
+from episeg.embedders._onnx_cache import cached_model
+
+def export(path):
+    path.write_bytes(b"x" * 100_000)
+    print("exporting", flush=True)
+    time.sleep(600)  # killed here, as by SIGKILL, OOM or a power cut
+
+cached_model("k1", export=export, load=Path.read_text, root=Path(sys.argv[1]))
+"""
+
+
+class TestInterruptedExport:
+    """R2-7: a killed exporter's scratch files stayed in the cache folder for good."""
+
+    @pytest.mark.slow
+    def test_the_next_exporter_removes_them(self, tmp_path, caplog):
+        proc = subprocess.Popen(
+            [sys.executable, "-c", _KILLED_EXPORTER, str(tmp_path)], stdout=subprocess.PIPE
+        )
+        try:
+            assert proc.stdout is not None and proc.stdout.readline() == b"exporting\n"
+        finally:
+            proc.kill()
+            proc.wait()
+        folder = target(tmp_path).parent
+        left = sorted(p.name for p in folder.glob(".export-*"))
+        assert sorted(name.rsplit(".", 1)[1] for name in left) == ["crc32", "onnx"]
+        with caplog.at_level(logging.WARNING, logger="episeg.embedders._onnx_cache"):
+            assert cached_model("k1", export=FakeExport(), load=load, root=tmp_path) == "model-v1"
+        names = sorted(p.name for p in folder.iterdir())
+        assert names == [".lock", "model.onnx", "model.onnx.crc32"]
+        assert all(name in caplog.text for name in left)
+        assert "interrupted ONNX export" in caplog.text
+
+
+class TestUnwritableCache:
+    """R2-10: an unwritable empty cache said only "[Errno 30] Read-only file system"."""
+
+    def test_the_error_names_episeg_cache_dir(self, tmp_path, monkeypatch):
+        from episeg.embedders import OnnxMiniLMEmbedder
+        from episeg.errors import BackendUnavailableError
+
+        blocker = tmp_path / "file"  # a cache folder that cannot be made, as on a read-only disk
+        blocker.write_text("")
+        monkeypatch.setenv("EPISEG_CACHE_DIR", str(blocker / "cache"))
+        with pytest.raises(BackendUnavailableError) as err:
+            OnnxMiniLMEmbedder(threads=1)
+        message = str(err.value)
+        assert "cannot write the ONNX model cache" in message and "Not a directory" in message
+        assert "set EPISEG_CACHE_DIR" in message and "python -m episeg.embedders" in message
 
 
 class TestCacheRoot:

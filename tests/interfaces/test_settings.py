@@ -16,6 +16,7 @@ import pytest
 
 from episeg.config import RecallConfig
 from episeg.errors import ConfigError
+from episeg.interfaces.cli import EXIT_BAD_INPUT, main
 from episeg.interfaces.runtime import open_memory
 from episeg.interfaces.settings import load_settings
 from episeg.judges import AnthropicJudge, OpenAICompatibleJudge
@@ -111,6 +112,73 @@ class TestSources:
         monkeypatch.setenv("EPISEG_CONFIG", str(toml))
         with pytest.raises(ConfigError, match=re.escape(f"(file {toml}, environment EPISEG_*)")):
             load_settings()
+
+    @pytest.mark.parametrize(
+        ("content", "says"),
+        [
+            (b'embedding_backend = "onnx\n', "TOMLDecodeError"),  # an unclosed string
+            (b"idle_timeout = 5\n# \xff\xfe\n", "UnicodeDecodeError"),  # not UTF-8
+        ],
+    )
+    def test_an_unreadable_file_is_exit_2_naming_it_not_a_traceback(
+        self,
+        tmp_path: Path,
+        monkeypatch: pytest.MonkeyPatch,
+        capsys: pytest.CaptureFixture[str],
+        content: bytes,
+        says: str,
+    ) -> None:
+        """R2-5: the TOML source raised ``TOMLDecodeError`` / ``UnicodeDecodeError`` (exit 1)."""
+        (tmp_path / "episeg.toml").write_bytes(content)
+        with pytest.raises(ConfigError, match=f"settings file episeg.toml .*{says}"):
+            load_settings()
+        argv = ["recall", "--user", "alice", "--path", str(tmp_path / "store"), "login"]
+        assert main(argv) == EXIT_BAD_INPUT
+        err = capsys.readouterr().err
+        assert err.startswith("episeg: error: cannot read the episeg settings file episeg.toml")
+        assert "Traceback" not in err
+        elsewhere = tmp_path / "conf.toml"
+        (tmp_path / "episeg.toml").rename(elsewhere)
+        monkeypatch.setenv("EPISEG_CONFIG", str(elsewhere))
+        with pytest.raises(ConfigError, match=re.escape(f"settings file {elsewhere} ")):
+            load_settings()
+
+    @pytest.mark.parametrize(
+        ("name", "value", "field"),
+        [
+            ("EPISEG_RECALL__WARM_CACHE", "yes", "recall.warm_cache"),
+            ("EPISEG_RECALL__WARM_CACHE", "1", "recall.warm_cache"),
+            ("EPISEG_RECALL__WARM_CACHE", "True", "recall.warm_cache"),
+            ("EPISEG_RECALL__CACHE_EPISODES", "1.0", "recall.cache_episodes"),
+            ("EPISEG_STORE__SYNC_THRESHOLD", "true", "store.sync_threshold"),
+            ("EPISEG_IDLE_TIMEOUT", "true", "idle_timeout"),
+        ],
+    )
+    def test_values_are_read_as_set_reads_them(
+        self, tmp_path: Path, monkeypatch: pytest.MonkeyPatch, name: str, value: str, field: str
+    ) -> None:
+        """Loose words ``--set``, HTTP and MCP refuse ("yes", 1 for true, 1.0 for 1) are refused.
+
+        The JSON spellings still pass, in the environment as in the file.
+        """
+        monkeypatch.setenv(name, value)
+        with pytest.raises(ConfigError, match=re.escape(field)):
+            load_settings()
+        monkeypatch.delenv(name)
+        section, _, key = field.rpartition(".")
+        (tmp_path / "episeg.toml").write_text(
+            f"[{section}]\n" * bool(section) + f"{key} = {value}\n"
+        )
+        if value not in ("yes", "True"):  # not TOML values at all
+            with pytest.raises(ConfigError, match=re.escape(field)):
+                load_settings()
+        (tmp_path / "episeg.toml").unlink()
+        monkeypatch.setenv("EPISEG_RECALL__WARM_CACHE", "true")
+        monkeypatch.setenv("EPISEG_RECALL__CACHE_EPISODES", "1000")
+        monkeypatch.setenv("EPISEG_IDLE_TIMEOUT", "120")
+        settings = load_settings()
+        assert (settings.recall.warm_cache, settings.recall.cache_episodes) == (True, 1000)
+        assert settings.idle_timeout == 120.0
 
     def test_a_missing_key_variable_is_named(self, monkeypatch: pytest.MonkeyPatch) -> None:
         monkeypatch.setenv("EPISEG_JUDGE__KIND", "anthropic")

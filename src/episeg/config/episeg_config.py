@@ -99,9 +99,13 @@ class EpisegConfig:
             if entry:
                 current = per_section.get(section, {}).get(name)
                 if current is None:
-                    current = dict(getattr(getattr(self, section), name))
-                current[entry] = value
-                value = current
+                    current = getattr(getattr(self, section), name)
+                if not isinstance(current, Mapping):
+                    raise ConfigError(
+                        f"config override {key!r}: {section}.{name} is not a mapping, "
+                        f"so it has no entry {entry!r}"
+                    )
+                value = {**current, entry: value}
             per_section.setdefault(section, {})[name] = value
         replaced = dict(whole)
         for section, fields in per_section.items():
@@ -128,13 +132,19 @@ _SECTIONS: dict[str, type] = {
 
 def _section(name: str, base: Any, fields: Mapping[str, Any]) -> Any:
     cls = _SECTIONS[name]
-    known = {f.name for f in dataclasses.fields(cls)}
-    unknown = sorted(set(fields) - known)
-    if unknown:
-        valid = ", ".join(f"{name}.{k}" for k in sorted(known))
-        raise ConfigError(f"unknown config field(s) {unknown} in {name}; valid: {valid}")
+    _known_fields(name, cls, fields)
     if isinstance(base, Mapping):
+        _known_fields(name, cls, base)
         base = cls(**base)
     elif not dataclasses.is_dataclass(base) or isinstance(base, type):
         base = cls()
     return dataclasses.replace(base, **fields)
+
+
+def _known_fields(name: str, cls: type, fields: Mapping[str, Any]) -> None:
+    """Raise :class:`ConfigError` for a key of ``fields`` that is no field of section ``name``."""
+    known = {f.name for f in dataclasses.fields(cls)}
+    unknown = sorted(set(map(str, fields)) - known)
+    if unknown:
+        valid = ", ".join(f"{name}.{k}" for k in sorted(known))
+        raise ConfigError(f"unknown config field(s) {unknown} in {name}; valid: {valid}")

@@ -136,6 +136,13 @@ class OnnxMiniLMEmbedder:
                 load=self._open,
                 root=root,
             )
+        except OSError as exc:  # the cache folder cannot be made, locked or written
+            raise BackendUnavailableError(
+                f"cannot write the ONNX model cache {self._cache_path.parent} ({exc}): set "
+                "EPISEG_CACHE_DIR (or cache_dir=) to a writable folder, or to one already "
+                "holding the exported model (made once by `python -m episeg.embedders` "
+                "with EPISEG_CACHE_DIR set to it)"
+            ) from exc
         except Exception as exc:  # onnxruntime raises bare Exception subclasses
             raise BackendUnavailableError(
                 f"cannot export or load the ONNX model of {folder}: {exc}"

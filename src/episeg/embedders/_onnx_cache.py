@@ -17,7 +17,10 @@ or export format gets a new folder and never reuses a stale file.
    just finished), calls ``export`` on a temporary file in the same folder,
    loads that file (a bad export fails here and never lands), fsyncs it and
    moves it and its checksum into place with :func:`os.replace`: readers see
-   the old file or the whole new one, never a partial write.
+   the old file or the whole new one, never a partial write;
+3. under that lock, scratch files (``.export-*``) left by an exporter that
+   was killed (SIGKILL, OOM, power loss: its cleanup never ran) are deleted
+   first and logged: only the lock holder writes them, so none is live.
 
 >>> import tempfile
 >>> root = Path(tempfile.mkdtemp())
@@ -49,6 +52,7 @@ log = logging.getLogger(__name__)
 T = TypeVar("T")
 
 MODEL_FILE = "model.onnx"
+SCRATCH_PREFIX = ".export-"  # temporary files of an export in progress (the fp32 one too)
 
 
 def cache_root() -> Path:
@@ -97,6 +101,7 @@ def cached_model(
             return found[0]
     folder.mkdir(parents=True, exist_ok=True)
     with _exclusive(folder / ".lock"):
+        _remove_stale_scratch(folder)
         if target.exists():  # another process may have exported it while we waited
             found = _try_cached(target, load, quiet=False)
             if found is not None:
@@ -155,8 +160,19 @@ def _checksum(path: Path) -> str:
     return f"{path.stat().st_size} {crc:08x}"
 
 
+def _remove_stale_scratch(folder: Path) -> None:
+    """Delete the ``.export-*`` files of ``folder``: call it holding the folder's lock."""
+    for path in sorted(folder.glob(f"{SCRATCH_PREFIX}*")):
+        try:
+            size = path.stat().st_size
+            path.unlink()
+        except FileNotFoundError:
+            continue
+        log.warning("removed %s (%d bytes), left by an interrupted ONNX export", path, size)
+
+
 def _scratch(folder: Path, suffix: str) -> Path:
-    fd, name = tempfile.mkstemp(dir=folder, prefix=".export-", suffix=suffix)
+    fd, name = tempfile.mkstemp(dir=folder, prefix=SCRATCH_PREFIX, suffix=suffix)
     os.close(fd)
     return Path(name)
 

@@ -52,22 +52,33 @@ def parse_chroma_url(url: str) -> tuple[str, int, bool]:
     return parts.hostname, port or (443 if ssl else 8000), ssl
 
 
-def open_backend(path: str | Path, chroma_url: str | None) -> ChromaBackend:
+def open_backend(
+    path: str | Path, chroma_url: str | None, *, sync_threshold: int | None = None
+) -> ChromaBackend:
     """An HTTP backend for ``chroma_url``, else an embedded store under ``path/chroma``.
+
+    Its collections are made (and existing ones reconfigured) with
+    ``sync_threshold`` (:class:`~episeg.config.StoreConfig`); ``None`` takes
+    the settings' ``[store] sync_threshold`` (:func:`load_settings`), so every
+    command opening the same store keeps the threshold the settings give.
 
     Raises
     ------
     StoreUnavailableError
         When the ``chroma run`` server does not answer.
+    ConfigError
+        For an invalid ``sync_threshold`` or invalid settings.
     """
+    if sync_threshold is None:
+        sync_threshold = load_settings().store.sync_threshold
     if chroma_url:
         host, port, ssl = parse_chroma_url(chroma_url)
-        backend = ChromaBackend.http(host, port, ssl=ssl)
+        backend = ChromaBackend.http(host, port, ssl=ssl, sync_threshold=sync_threshold)
         backend.heartbeat()
         return backend
     folder = Path(path)
     folder.mkdir(parents=True, exist_ok=True)
-    return ChromaBackend.persistent(folder / "chroma")
+    return ChromaBackend.persistent(folder / "chroma", sync_threshold=sync_threshold)
 
 
 def open_memory(
@@ -81,15 +92,18 @@ def open_memory(
     """A :class:`Memory` with the chosen store and the judge, scorer and embedder backend of
     ``settings`` (default: :func:`~episeg.interfaces.settings.load_settings`, i.e. the
     environment and the TOML file; with neither, the offline stack of :mod:`episeg.defaults`).
+    The store's collections get ``config.store.sync_threshold`` (``config`` defaults to
+    ``settings.config()``, which carries ``[store] sync_threshold``).
     """
     settings = settings or load_settings()
+    config = config or settings.config()
     return Memory(
         path=path,
-        config=config or settings.config(),
+        config=config,
         embedder=embedder,
         judge=settings.build_judge(),
         scorer=settings.build_scorer(),
-        backend=open_backend(path, chroma_url),
+        backend=open_backend(path, chroma_url, sync_threshold=config.store.sync_threshold),
     )
 
 

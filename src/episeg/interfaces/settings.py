@@ -8,6 +8,10 @@ Sources, highest first: environment variables (``EPISEG_`` prefix, ``__``
 between levels), then a TOML file (``$EPISEG_CONFIG``, else ``./episeg.toml``
 if present), then the defaults (the offline stack). API keys never sit in the
 file: ``api_key_env`` names the environment variable that holds the key.
+Values are read as ``--set`` reads them: a switch is ``true`` or ``false``
+(not ``"yes"`` nor 1), a count an integer (not 1.0); an environment
+variable's text is read as JSON first. A file that is not UTF-8 TOML is a
+``ConfigError`` naming it (exit 2), like an invalid value.
 
 .. code-block:: toml
 
@@ -16,6 +20,8 @@ file: ``api_key_env`` names the environment variable that holds the key.
     [recall]
     warm_cache = false                  # true: keep each tenant's episodes decoded in memory
     cache_episodes = 256                # per tenant (docs/DEPLOYMENT.md, large tenants)
+    [store]
+    sync_threshold = 1                  # writes per vector-index persist (docs/DEPLOYMENT.md)
     [judge]
     kind = "openai"                     # local | anthropic | openai | none
     model = "llama3.1"
@@ -34,11 +40,21 @@ Value error, kind 'openai' needs a model
 
 from __future__ import annotations
 
+import json
 import os
+import tomllib
 from pathlib import Path
-from typing import Any, Literal, Self
+from typing import Annotated, Any, Literal, Self
 
-from pydantic import BaseModel, ConfigDict, Field, ValidationError, model_validator
+from pydantic import (
+    BaseModel,
+    BeforeValidator,
+    ConfigDict,
+    Field,
+    Strict,
+    ValidationError,
+    model_validator,
+)
 from pydantic_settings import (
     BaseSettings,
     PydanticBaseSettingsSource,
@@ -46,7 +62,13 @@ from pydantic_settings import (
     TomlConfigSettingsSource,
 )
 
-from episeg.config import EmbeddingConfig, EpisegConfig, IntakeConfig, RecallConfig
+from episeg.config import (
+    EmbeddingConfig,
+    EpisegConfig,
+    IntakeConfig,
+    RecallConfig,
+    StoreConfig,
+)
 from episeg.defaults import DEFAULT, Default
 from episeg.errors import ConfigError
 from episeg.types import EmbedderBackend
@@ -56,6 +78,23 @@ __all__ = ["EpisegSettings", "LLMSettings", "load_settings"]
 
 CONFIG_ENV = "EPISEG_CONFIG"
 DEFAULT_FILE = "episeg.toml"
+
+
+def _as_json(value: object) -> object:
+    """A text value read as JSON, as ``--set`` reads one (``"true"``, ``"256"``); else as is."""
+    if isinstance(value, str):
+        try:
+            return json.loads(value)
+        except ValueError:
+            return value
+    return value
+
+
+# A bool, int or number setting is what --set, HTTP and MCP accept: JSON's true/false
+# and numbers (from an environment variable: their text), not "yes", 1 for true, 1.0 for 1.
+Bool = Annotated[bool, Strict(), BeforeValidator(_as_json)]
+Int = Annotated[int, Strict(), BeforeValidator(_as_json)]
+Number = Annotated[float, Strict(), BeforeValidator(_as_json)]
 
 
 class LLMSettings(BaseModel):
@@ -98,8 +137,15 @@ class RecallSettings(BaseModel):
     """``[recall]``: the episode cache (:class:`~episeg.config.RecallConfig`)."""
 
     model_config = ConfigDict(extra="forbid", frozen=True)
-    warm_cache: bool = False
-    cache_episodes: int = Field(default=256, ge=0)
+    warm_cache: Bool = False
+    cache_episodes: Int = Field(default=256, ge=0)
+
+
+class StoreSettings(BaseModel):
+    """``[store]``: how the tenants' collections are made (:class:`~episeg.config.StoreConfig`)."""
+
+    model_config = ConfigDict(extra="forbid", frozen=True)
+    sync_threshold: Int = Field(default=1, ge=1)
 
 
 class EpisegSettings(BaseSettings):
@@ -112,7 +158,8 @@ class EpisegSettings(BaseSettings):
     judge: JudgeSettings = JudgeSettings()
     scorer: ScorerSettings = ScorerSettings()
     recall: RecallSettings = RecallSettings()
-    idle_timeout: float = Field(
+    store: StoreSettings = StoreSettings()
+    idle_timeout: Number = Field(
         default=1800.0,
         ge=0,
         le=30 * 86400,
@@ -137,13 +184,15 @@ class EpisegSettings(BaseSettings):
         return tuple(sources)
 
     def config(self) -> EpisegConfig:
-        """The :class:`EpisegConfig` these settings imply (embedder, idle timeout, recall cache)."""
+        """The :class:`EpisegConfig` these settings imply (embedder, idle timeout, recall
+        cache, the store's ``sync_threshold``)."""
         return EpisegConfig(
             embedding=EmbeddingConfig(backend=self.embedding_backend),
             intake=IntakeConfig(idle_timeout=self.idle_timeout),
             recall=RecallConfig(
                 warm_cache=self.recall.warm_cache, cache_episodes=self.recall.cache_episodes
             ),
+            store=StoreConfig(sync_threshold=self.store.sync_threshold),
         )
 
     def build_judge(self) -> Judge | Default | None:
@@ -199,7 +248,8 @@ def load_settings() -> EpisegSettings:
     A key the file or an ``EPISEG_<SECTION>__<FIELD>`` variable does not
     define is an error too (a misspelt setting is never silently the default);
     a top-level ``EPISEG_<NAME>`` that names no setting is not read here (other
-    variables share the prefix: ``EPISEG_CONFIG``, ``EPISEG_CACHE_DIR``).
+    variables share the prefix: ``EPISEG_CONFIG``, ``EPISEG_CACHE_DIR``). A file
+    that is not TOML, not UTF-8 or cannot be read is a ``ConfigError`` naming it.
     """
     try:
         return EpisegSettings()
@@ -207,3 +257,8 @@ def load_settings() -> EpisegSettings:
         toml = _config_file()
         where = f" (file {toml}, environment EPISEG_*)" if toml else " (environment EPISEG_*)"
         raise ConfigError(f"invalid episeg settings{where}: {exc}") from None
+    except (tomllib.TOMLDecodeError, UnicodeDecodeError, OSError) as exc:
+        raise ConfigError(
+            f"cannot read the episeg settings file {_config_file()} "
+            f"({type(exc).__name__}: {exc}); it must be UTF-8 TOML"
+        ) from None

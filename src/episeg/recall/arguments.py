@@ -11,6 +11,10 @@ string (no session id could equal it).
 Traceback (most recent call last):
 ...
 episeg.errors.RecallArgumentError: k must be an integer >= 1, got 0
+>>> check_query("login \\ud800 401")
+Traceback (most recent call last):
+...
+episeg.errors.RecallArgumentError: query holds a lone surrogate '\\ud800' (undecodable ...
 """
 
 from __future__ import annotations
@@ -21,7 +25,7 @@ import numbers
 from episeg.errors import RecallArgumentError
 from episeg.recall.hits import Expand
 
-__all__ = ["check_recall_arguments", "check_session"]
+__all__ = ["check_query", "check_recall_arguments", "check_session"]
 
 
 def _count(name: str, value: object, least: int) -> None:
@@ -50,6 +54,24 @@ def check_session(session: object) -> None:
         )
 
 
+def check_query(query: object) -> None:
+    """Raise :class:`~episeg.errors.RecallArgumentError` unless ``query`` is UTF-8 text.
+
+    A lone surrogate (a file name or pipe read with ``surrogateescape``) is
+    refused as :class:`~episeg.types.Turn` refuses it; the embedder's
+    tokenizer would raise a bare ``TypeError`` on it.
+    """
+    if not isinstance(query, str):
+        raise RecallArgumentError(f"query must be a string, got {type(query).__name__}")
+    try:
+        query.encode("utf-8")
+    except UnicodeEncodeError as exc:
+        raise RecallArgumentError(
+            f"query holds a lone surrogate {query[exc.start]!r} (undecodable input?): "
+            "not UTF-8 text"
+        ) from None
+
+
 def check_recall_arguments(
     query: object,
     k: object,
@@ -64,8 +86,7 @@ def check_recall_arguments(
     expand: object = Expand.TURNS,
 ) -> None:
     """Raise :class:`~episeg.errors.RecallArgumentError` for the first malformed argument."""
-    if not isinstance(query, str):
-        raise RecallArgumentError(f"query must be a string, got {type(query).__name__}")
+    check_query(query)
     _count("k", k, 1)
     if max_words is not None:
         _count("max_words", max_words, 1)

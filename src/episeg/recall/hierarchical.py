@@ -52,7 +52,7 @@ import numpy as np
 
 from episeg.config import EpisegConfig
 from episeg.errors import EpisodeNotFoundError, RecallArgumentError
-from episeg.recall.arguments import check_session
+from episeg.recall.arguments import check_query, check_session
 from episeg.recall.candidates import gather
 from episeg.recall.forgetting import reinforce
 from episeg.recall.hits import Expand, RecallHit, word_count
@@ -128,7 +128,8 @@ class HierarchicalRecaller:
         ------
         RecallArgumentError
             ``k`` or ``max_words`` < 1, a negative ``context`` or ``neighbours``,
-            an unknown ``expand``, a ``session`` that is not a string.
+            an unknown ``expand``, a ``session`` that is not a string, a query
+            that is not UTF-8 text (a lone surrogate).
         """
         if k < 1:
             raise RecallArgumentError(f"k must be >= 1, got {k}")
@@ -139,6 +140,7 @@ class HierarchicalRecaller:
         check_session(session)
         expand = Expand.parse(expand)
         if isinstance(query, str):
+            check_query(query)
             text = query
             vector = np.asarray(self._embedder.embed([query])[0], dtype=np.float32)
         else:
