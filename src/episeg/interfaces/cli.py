@@ -1,12 +1,16 @@
 """The ``episeg`` command line.
 
-Exit codes: 0 ok, 2 bad input or configuration (any :class:`EpisegError`),
-3 store unreachable (:class:`StoreUnavailableError`).
+Exit codes: 0 ok, 2 bad input or configuration (any :class:`EpisegError`, an
+argument that is not valid UTF-8), 3 store unreachable
+(:class:`StoreUnavailableError`), 141 (128 + SIGPIPE, as ``cat`` under a
+shell) when the reader of stdout went away (``episeg export | head``), quietly.
 
 >>> main(["--help"])  # doctest: +ELLIPSIS
 Traceback (most recent call last):
 ...
 SystemExit: 0
+>>> _parse(["--log-format", "json", "eval", "--k", "3"]).rest
+['--k', '3']
 """
 
 from __future__ import annotations
@@ -18,23 +22,25 @@ from collections.abc import Sequence
 from importlib.metadata import PackageNotFoundError, version
 
 from episeg.errors import EpisegError, StoreUnavailableError
+from episeg.interfaces.cli_guards import EXIT_BROKEN_PIPE, not_utf8, pipe_closed
 from episeg.interfaces.cli_manage import MANAGE
 from episeg.interfaces.cli_manage import add_parsers as add_manage_parsers
 from episeg.interfaces.cli_transfer import TRANSFER
 from episeg.interfaces.cli_transfer import add_parsers as add_transfer_parsers
 from episeg.interfaces.logs import LOG_FORMATS, configure_logging
 
-__all__ = ["EXIT_BAD_INPUT", "EXIT_STORE_DOWN", "main"]
+__all__ = ["EXIT_BAD_INPUT", "EXIT_BROKEN_PIPE", "EXIT_STORE_DOWN", "main"]
 
 EXIT_BAD_INPUT = 2
 EXIT_STORE_DOWN = 3
 _DELEGATES = ("eval", "bench", "train")
+_VALUED = ("--log-format",)  # top-level options whose value is the next token
 
 _EXAMPLES = """\
 examples:
   episeg demo
   episeg ingest chat.jsonl --user alice            # stream a transcript into alice's memory
-  cat chat.jsonl | episeg ingest - --assign-ts     # from stdin, timestamps 0, 1, 2, ...
+  cat chat.jsonl | episeg ingest - --assign-ts     # from stdin, ts after the session's last
   episeg episodes --user alice --json
   episeg recall --user alice "how did we fix the 401?" --k 3
   episeg maintain --user alice --archive
@@ -120,12 +126,14 @@ def _build_parser() -> argparse.ArgumentParser:
     p.add_argument("--user", help="user (tenant) for turns that lack one")
     p.add_argument("--session", help="session for turns that lack one")
     p.add_argument(
-        "--assign-ts", action="store_true", help="give turns without ts the previous ts + 1"
+        "--assign-ts",
+        action="store_true",
+        help="give turns without ts the previous ts + 1, after the session's last recorded ts",
     )
     p.add_argument(
         "--no-flush",
         action="store_true",
-        help="leave the last episode of each session open (not stored)",
+        help="leave the last episode of each session fed open (not stored)",
     )
     p.add_argument(
         "--progress-every",
@@ -222,23 +230,32 @@ def _build_parser() -> argparse.ArgumentParser:
 
 def _parse(argv: list[str]) -> argparse.Namespace:
     # eval/bench/train hand every later argument (options included) to the delegate.
+    index, value_next = 0, False
     for index, token in enumerate(argv):
+        if value_next:  # the value of --log-format, not a command
+            value_next = False
+            continue
         if token in _DELEGATES:
             head = _build_parser().parse_args([*argv[:index], token])
             head.rest = argv[index + 1 :]
             return head
         if not token.startswith("-"):
             break
+        value_next = token in _VALUED
     return _build_parser().parse_args(argv)
 
 
 def main(argv: Sequence[str] | None = None) -> int:
     """Entry point; returns the process exit code."""
     argv = list(sys.argv[1:] if argv is None else argv)
+    invalid = not_utf8(argv)
+    if invalid is not None:
+        print(f"episeg: error: {invalid}", file=sys.stderr)
+        return EXIT_BAD_INPUT
     args = _parse(argv)
     level = {0: logging.WARNING, 1: logging.INFO}.get(args.verbose, logging.DEBUG)
-    configure_logging(level, json=args.log_format == "json")
     try:
+        configure_logging(level, json=args.log_format == "json")
         if args.command == "demo":
             from episeg.interfaces.demo import run_demo
 
@@ -257,6 +274,8 @@ def main(argv: Sequence[str] | None = None) -> int:
     except EpisegError as exc:
         print(f"episeg: error: {exc}", file=sys.stderr)
         return EXIT_BAD_INPUT
+    except BrokenPipeError:
+        return pipe_closed()
     except OSError as exc:  # a missing transcript file, an unwritable output
         print(f"episeg: error: {exc}", file=sys.stderr)
         return EXIT_BAD_INPUT

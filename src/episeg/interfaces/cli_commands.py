@@ -16,21 +16,18 @@ import json
 import math
 import os
 import sys
-from collections.abc import Callable, Iterator
-from contextlib import contextmanager
+from collections.abc import Callable
 from datetime import UTC, datetime
-from typing import IO, Any
+from typing import Any
 
-from episeg.errors import ConfigError, EpisegError, TurnValidationError
+from episeg.errors import ConfigError, EpisegError
+from episeg.interfaces import cli_ingest
 from episeg.interfaces.cli_edit import parse_meta
-from episeg.interfaces.progress import IngestProgress
 from episeg.interfaces.runtime import all_episodes, open_backend, open_memory
-from episeg.interfaces.transcript import numbered_turns
 from episeg.interfaces.views import episode_lines, episode_view, salience_text, scored_view
 from episeg.memory import Memory
 from episeg.store.chroma import ChromaEpisodeStore
 from episeg.store.tenants import validate_tenant
-from episeg.types import Turn
 
 __all__ = ["COMMANDS"]
 
@@ -56,67 +53,9 @@ def _emit(args: argparse.Namespace, data: Any, text: str) -> None:
         sys.stdout.write(text + ("\n" if text and not text.endswith("\n") else ""))
 
 
-@contextmanager
-def _source(name: str) -> Iterator[IO[bytes]]:
-    if name == "-":
-        yield sys.stdin.buffer
-    else:
-        with open(name, "rb") as handle:
-            yield handle
-
-
-def _size(handle: IO[bytes]) -> int | None:
-    """Bytes in a regular file (for the progress bar); ``None`` for pipes and streams."""
-    try:
-        return os.fstat(handle.fileno()).st_size if handle.seekable() else None
-    except (OSError, ValueError):  # io.UnsupportedOperation is both
-        return None
-
-
-def _turns(args: argparse.Namespace, handle: IO[bytes]) -> Iterator[tuple[int, Turn]]:
-    return numbered_turns(handle, user=args.user, session=args.session, assign_ts=args.assign_ts)
-
-
 def cmd_ingest(args: argparse.Namespace) -> int:
-    """Stream turns through ``Memory.observe``; flush at the end unless ``--no-flush``."""
-    if args.progress_every < 0:
-        raise ConfigError(f"--progress-every must be >= 0, got {args.progress_every}")
-    memory = _memory(args)
-    count, stored, users = 0, [], set()
-    with _source(args.file) as handle:
-        size = _size(handle)
-        progress = IngestProgress(sys.stderr, every=args.progress_every, total_bytes=size)
-        for line, turn in _turns(args, handle):
-            try:
-                stored.extend(memory.observe(turn))
-            except TurnValidationError as exc:  # e.g. an id reused with other text (F6)
-                raise exc.at_line(line) from None
-            users.add(turn.user)
-            count += 1
-            progress.update(
-                turns=count,
-                episodes=len(stored),
-                bytes_read=handle.tell() if size is not None else None,
-            )
-        progress.finish(turns=count, episodes=len(stored))
-    flushed = [] if args.no_flush else memory.flush()
-    stored.extend(flushed)
-    stats = memory.segmenter.stats
-    data = {
-        "turns": count,
-        "duplicates": stats["duplicates"],
-        "episodes": len(stored),
-        "flushed": len(flushed),
-        "users": sorted(users),
-        "episode_ids": [e.id for e in stored],
-    }
-    text = (
-        f"ingested {count} turns ({stats['duplicates']} duplicates skipped) -> "
-        f"{len(stored)} episodes stored for {', '.join(sorted(users)) or 'nobody'}"
-        + ("" if not args.no_flush else "; open episodes left unflushed")
-    )
-    _emit(args, data, text)
-    return 0
+    """Stream a transcript into memory (:mod:`episeg.interfaces.cli_ingest`)."""
+    return cli_ingest.cmd_ingest(args, _emit, _memory)
 
 
 def cmd_episodes(args: argparse.Namespace) -> int:
@@ -229,17 +168,7 @@ def cmd_calibration(args: argparse.Namespace) -> int:
 
 def cmd_report(args: argparse.Namespace) -> int:
     """Write the HTML timeline of a transcript's segmentation."""
-    from episeg.interfaces.report import write_report
-
-    with _source(args.file) as handle:
-        turns = [turn for _, turn in _turns(args, handle)]
-    summary = write_report(turns, args.output, title=args.title)
-    text = (
-        f"wrote {args.output}: {summary['turns']} turns, {summary['episodes']} episodes "
-        f"in {summary['sessions']} session(s)"
-    )
-    _emit(args, {"output": args.output, **summary}, text)
-    return 0
+    return cli_ingest.cmd_report(args, _emit)
 
 
 def cmd_serve(args: argparse.Namespace) -> int:

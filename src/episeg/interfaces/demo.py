@@ -3,11 +3,15 @@
 The sample moves from auth debugging to a prod deploy (with a terraform lock
 detour) to retry logging. Everything runs offline: bundled MiniLM, the local
 judge, the anchored offline salience scorer and an embedded Chroma store.
+Run again on the same ``--path``, it records the sample in a new session
+(``demo-2``, ``demo-3``, ...) and recalls within it, so each run shows the
+same thing and no earlier run is changed.
 """
 
 from __future__ import annotations
 
 import dataclasses
+import itertools
 import tempfile
 import time
 from collections.abc import Sequence
@@ -22,6 +26,7 @@ from episeg.types import Episode, Turn
 
 __all__ = ["run_demo", "sample_turns"]
 
+_SAMPLE_SESSION = "demo"
 _QUERIES = (
     "how did we fix the 401 on login?",
     "bump the production deploy version",
@@ -47,6 +52,12 @@ def sample_turns(*, ends_at: float | None = None) -> list[Turn]:
     return [dataclasses.replace(t, ts=t.ts + shift) for t in turns]
 
 
+def _free_session(memory: Memory, user: str, name: str) -> str:
+    """``name``, or ``name-2``, ``name-3``, ... : the first session ``user`` has never used."""
+    candidates = (name if n == 1 else f"{name}-{n}" for n in itertools.count(1))
+    return next(s for s in candidates if not memory.journal.sessions(only=(user, s)))
+
+
 def run_demo(
     out: TextIO, *, path: str | Path | None = None, queries: Sequence[str] = _QUERIES
 ) -> list[Episode]:
@@ -54,8 +65,13 @@ def run_demo(
     workdir = Path(path) if path is not None else Path(tempfile.mkdtemp(prefix="episeg-demo-"))
     memory = Memory(path=workdir)
     turns = sample_turns(ends_at=time.time() - 60.0)
+    session = _free_session(memory, turns[0].user, turns[0].session)
+    turns = [dataclasses.replace(t, session=session) for t in turns]
     out.write(f"episeg demo: {len(turns)} turns from the bundled agent conversation\n")
-    out.write(f"store: embedded Chroma at {workdir / 'chroma'}\n\n")
+    out.write(f"store: embedded Chroma at {workdir / 'chroma'}\n")
+    if session != _SAMPLE_SESSION:
+        out.write(f"(the store holds earlier demo runs; this one is session {session!r})\n")
+    out.write("\n")
     episodes = memory.ingest(turns)
     episodes += memory.flush()
     for number, episode in enumerate(episodes, start=1):
@@ -68,7 +84,7 @@ def run_demo(
     user = turns[0].user
     for query in queries:
         out.write(f"\nrecall({user!r}, {query!r}):\n")
-        for rank, hit in enumerate(memory.recall(user, query, k=2), start=1):
+        for rank, hit in enumerate(memory.recall(user, query, k=2, session=session), start=1):
             out.write(
                 f"  {rank}. {hit.episode.summary[:70]!r}  score {hit.score:.2f} "
                 f"(recency {hit.recency:.2f}, importance {hit.importance:.2f}, "

@@ -24,6 +24,8 @@ import logging
 import sys
 from typing import TextIO
 
+from episeg.errors import ConfigError
+
 __all__ = ["LOG_FORMATS", "configure_logging"]
 
 LOG_FORMATS = ("text", "json")
@@ -39,10 +41,18 @@ def configure_logging(level: int, *, json: bool = False, stream: TextIO | None =
     """Send every log record at ``level`` or above to ``stream`` (default stderr).
 
     Replaces the root logger's handlers, so calling it twice does not double lines.
+    ``json=True`` needs python-json-logger (the ``serve`` extra): a
+    :class:`ConfigError` saying so when it is not installed.
     """
     handler = logging.StreamHandler(stream or sys.stderr)
     if json:
-        from pythonjsonlogger.json import JsonFormatter  # the `serve` extra
+        try:
+            from pythonjsonlogger.json import JsonFormatter  # the `serve` extra
+        except ImportError:
+            raise ConfigError(
+                "--log-format json needs python-json-logger, in the serve extra: "
+                "pip install 'episeg[serve]'"
+            ) from None
 
         handler.setFormatter(
             JsonFormatter(

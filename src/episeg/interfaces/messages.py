@@ -1,8 +1,8 @@
 """Chat messages (``{"role", "content"}``, OpenAI / mem0 style) as episeg turns.
 
 Every interface takes them: the library through :func:`turns_from_messages`
-(then ``Memory.ingest``), the CLI in JSONL transcripts (``role``/``content``
-are read as ``actor``/``text``), ``POST /v1/messages`` and the MCP tool
+(then ``Memory.ingest``), the CLI in JSONL transcripts (a line with ``role``
+or ``tool_calls`` goes through :func:`turns_from_messages`), ``POST /v1/messages`` and the MCP tool
 ``observe_messages``. Roles map onto actors (``developer`` is ``system``,
 ``function`` is ``tool``); ``content`` is a string or a list of parts, whose
 ``text`` parts are joined with newlines (images and other parts are skipped; a

@@ -3,23 +3,39 @@
 Rules (each documented, none silent):
 
 * a line must be valid UTF-8 and one JSON object, else ``TurnValidationError``
-  naming the line; blank lines are skipped (they hold no turn);
+  naming the line; blank lines are skipped (they hold no turn); a UTF-8 byte
+  order mark at the start of line 1 (Notepad, PowerShell) is dropped;
 * fields: ``actor`` (user/assistant/tool/system), ``text``, ``ts`` (seconds),
-  optional ``type``, ``id``, ``user``, ``session``; the aliases ``role`` and
-  ``speaker`` are read as ``actor``, ``content`` as ``text`` (a list of chat
-  content parts gives its ``text`` parts, joined), ``agent`` as ``assistant``,
-  ``developer`` as ``system`` and ``function`` as ``tool``, so OpenAI-style
-  ``{"role", "content"}`` messages read as turns; any other key is refused;
-* ``ts`` may be absent only with ``assign_ts=True``: turn *n* then gets the
-  previous turn's ``ts + 1`` (the first gets 0), so order is kept;
+  optional ``type``, ``id``, ``user``, ``session``; ``speaker`` is read as
+  ``actor`` and ``content`` as ``text``; any other key is refused;
+* a chat message (a line with ``role`` or ``tool_calls``) is read as
+  :func:`~episeg.interfaces.messages.turns_from_messages` reads it for
+  ``POST /v1/messages`` and MCP: tool calls kept as ``[tool call]`` lines, a
+  user message of only Anthropic ``tool_result`` parts is the tool's turn
+  (``tool-error`` / ``tool-success``); the line's ``ts``, ``id``, ``user``,
+  ``session`` and ``type`` are kept, ``text`` is read as ``content``, the
+  message keys ``name`` and ``tool_call_id`` are ignored (as the service
+  ignores them), and the role aliases ``agent``/``bot`` (assistant) and
+  ``human`` (user) are read too;
+* ``ts`` may be absent only with ``assign_ts=True``: the turn then gets the
+  previous turn's ``ts + 1`` (the first gets 0), or, when ``recorded_ts``
+  gives the last time already recorded in the turn's (user, session), a time
+  after that one, so a second file for a session goes on where the first ended;
 * ``user``/``session`` given to :func:`iter_turns` fill turns that lack them.
 
->>> lines = ['{"actor": "user", "text": "hi", "ts": 1}', '',
+>>> lines = ['\\ufeff{"actor": "user", "text": "hi", "ts": 1}', '',
 ...          '{"role": "agent", "text": "hello", "ts": 2}']
 >>> [(t.actor.value, t.text) for t in iter_turns(lines)]
 [('user', 'hi'), ('assistant', 'hello')]
 >>> [t.text for t in iter_turns(['{"role": "user", "content": "deploy?"}'], assign_ts=True)]
 ['deploy?']
+>>> result = ('{"role": "user", "content": '
+...           '[{"type": "tool_result", "content": "E", "is_error": true}]}')
+>>> [(t.actor.value, t.type.value) for t in iter_turns([result], assign_ts=True)]
+[('tool', 'tool-error')]
+>>> [t.ts for t in iter_turns(['{"actor": "user", "text": "again"}'], assign_ts=True,
+...                            recorded_ts=lambda user, session: 41.0)]
+[42.0]
 >>> list(iter_turns(['{"actor": "user", "ts": 1}']))
 Traceback (most recent call last):
 ...
@@ -28,16 +44,20 @@ episeg.errors.TurnValidationError: line 1: missing required field 'text'
 
 from __future__ import annotations
 
+import dataclasses
 import json
-from collections.abc import Iterable, Iterator
+from collections.abc import Callable, Iterable, Iterator
 from pathlib import Path
 from typing import Any
 
 from episeg.errors import TurnValidationError
-from episeg.interfaces.messages import message_text
+from episeg.interfaces.messages import message_text, turns_from_messages
 from episeg.types import Turn
 
-__all__ = ["iter_turns", "numbered_turns", "read_transcript", "write_transcript"]
+__all__ = ["RecordedTs", "iter_turns", "numbered_turns", "read_transcript", "write_transcript"]
+
+RecordedTs = Callable[[str, str], float | None]
+"""(user, session) -> the last ts already recorded in that session, or ``None``."""
 
 _ALIASES = {"role": "actor", "speaker": "actor", "content": "text"}
 _ACTOR_ALIASES = {
@@ -47,6 +67,7 @@ _ACTOR_ALIASES = {
     "developer": "system",
     "function": "tool",
 }
+_MESSAGE_IGNORED = ("name", "tool_call_id")  # OpenAI message keys that name no turn field
 
 
 def iter_turns(
@@ -55,9 +76,12 @@ def iter_turns(
     user: str | None = None,
     session: str | None = None,
     assign_ts: bool = False,
+    recorded_ts: RecordedTs | None = None,
 ) -> Iterator[Turn]:
     """Parse JSONL lines into turns, raising ``TurnValidationError`` with the line."""
-    for _, turn in numbered_turns(lines, user=user, session=session, assign_ts=assign_ts):
+    for _, turn in numbered_turns(
+        lines, user=user, session=session, assign_ts=assign_ts, recorded_ts=recorded_ts
+    ):
         yield turn
 
 
@@ -67,11 +91,15 @@ def numbered_turns(
     user: str | None = None,
     session: str | None = None,
     assign_ts: bool = False,
+    recorded_ts: RecordedTs | None = None,
 ) -> Iterator[tuple[int, Turn]]:
     """:func:`iter_turns` with each turn's 1-based line number (to name it in later errors)."""
     previous_ts: float | None = None
+    recorded: dict[tuple[str, str], float | None] = {}
     for number, raw in enumerate(lines, start=1):
         text = _decode(raw, number)
+        if number == 1:
+            text = text.removeprefix("\ufeff")
         if not text.strip():
             continue
         try:
@@ -87,7 +115,15 @@ def numbered_turns(
                 f"expected a JSON object, got {type(data).__name__}", line=number
             )
         try:
-            turn = Turn.from_dict(_normalise(data, user, session, assign_ts, previous_ts))
+            fields = _normalise(data, user, session)
+            stamp = "ts" not in fields and assign_ts
+            turn = Turn.from_dict({**fields, "ts": 0.0} if stamp else fields)
+            if stamp:
+                key = (turn.user, turn.session)
+                if recorded_ts is not None and key not in recorded:
+                    recorded[key] = recorded_ts(*key)
+                known = [t for t in (previous_ts, recorded.get(key)) if t is not None]
+                turn = dataclasses.replace(turn, ts=max(known) + 1.0 if known else 0.0)
         except TurnValidationError as exc:
             raise TurnValidationError(exc.message, line=number) from None
         except TypeError as exc:
@@ -118,15 +154,12 @@ def _decode(raw: str | bytes, number: int) -> str:
         raise TurnValidationError(f"invalid UTF-8 at byte {exc.start}", line=number) from None
 
 
-def _normalise(
-    data: dict[str, Any],
-    user: str | None,
-    session: str | None,
-    assign_ts: bool,
-    previous_ts: float | None,
-) -> dict[str, Any]:
+def _normalise(data: dict[str, Any], user: str | None, session: str | None) -> dict[str, Any]:
     out: dict[str, Any] = {}
+    message = "role" in data or "tool_calls" in data
     for key, value in data.items():
+        if message and key in _MESSAGE_IGNORED:
+            continue
         name = _ALIASES.get(key, key)
         if name in out:
             raise TurnValidationError(f"field {name!r} given twice (as {key!r})")
@@ -134,12 +167,27 @@ def _normalise(
     actor = out.get("actor")
     if isinstance(actor, str):
         out["actor"] = _ACTOR_ALIASES.get(actor.strip().lower(), actor)
-    if isinstance(out.get("text"), list):  # chat content parts: their text, joined
+    if message:
+        out.update(_as_message(out))
+    elif isinstance(out.get("text"), list):  # chat content parts: their text, joined
         out["text"] = message_text(out["text"])
-    if "ts" not in out and assign_ts:
-        out["ts"] = 0.0 if previous_ts is None else previous_ts + 1.0
     if user is not None:
         out.setdefault("user", user)
     if session is not None:
         out.setdefault("session", session)
     return out
+
+
+def _as_message(out: dict[str, Any]) -> dict[str, Any]:
+    """Actor, text and type of a chat-message line, as ``POST /v1/messages`` reads it."""
+    message = {"role": out.get("actor"), "content": out.pop("text", None)}
+    if "tool_calls" in out:
+        message["tool_calls"] = out.pop("tool_calls")
+    try:
+        [turn] = turns_from_messages([message], user="default", session="default", ts=0.0)
+    except TurnValidationError as exc:
+        raise TurnValidationError(exc.message.removeprefix("message 0: ")) from None
+    derived: dict[str, Any] = {"actor": turn.actor.value, "text": turn.text}
+    if turn.type is not None and "type" not in out:
+        derived["type"] = turn.type.value
+    return derived
