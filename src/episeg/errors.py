@@ -15,6 +15,7 @@ callers that know nothing of episeg catch it too)::
             BackendUnavailableJudgeError        ... while judging (also a JudgeError)
             StoreUnavailableError               ... the store (also a StoreError)
         JudgeError                              a judge gave no usable answer
+            RequestRejectedError                ... the server refused the request itself (4xx)
         ScoringError                            a salience scorer gave no usable score
         StoreError                              the store rejected an operation
             EpisodeNotFoundError [LookupError]  ... no such episode for this tenant
@@ -57,6 +58,7 @@ __all__ = [
     "JudgeError",
     "MetadataError",
     "RecallArgumentError",
+    "RequestRejectedError",
     "ScoringError",
     "StoreError",
     "StoreUnavailableError",
@@ -153,6 +155,15 @@ class BackendUnavailableError(EpisegError, ConnectionError):
 
 class JudgeError(EpisegError):
     """A judge failed to give a usable answer (timeout, overload, garbage)."""
+
+
+class RequestRejectedError(JudgeError):
+    """The server refused this very request (an HTTP 4xx other than 401/403/404).
+
+    Sending the same request again cannot help (a prompt too long, a schema the
+    server does not accept), so neither the LLM backends nor the salience
+    scorer retries it.
+    """
 
 
 class ScoringError(EpisegError):

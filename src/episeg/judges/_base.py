@@ -20,6 +20,7 @@ backend built from keyword arguments.
 
 from __future__ import annotations
 
+import threading
 from collections.abc import Sequence
 from typing import TypedDict
 
@@ -30,7 +31,7 @@ from episeg.judges.prompt import (
     answer_from_reply,
     render_prompt,
 )
-from episeg.llm import RetryPolicy, StructuredBackend
+from episeg.llm import RetryPolicy, StructuredBackend, count_requests
 from episeg.types import JudgeAnswer, Turn
 
 __all__ = ["LLMJudge", "PromptCaps", "judge_retry"]
@@ -44,13 +45,23 @@ class PromptCaps(TypedDict, total=False):
     max_summary_chars: int
 
 
-def judge_retry(retry: RetryPolicy | None) -> RetryPolicy:
+def judge_retry(retry: RetryPolicy | None, timeout: float) -> RetryPolicy:
     """``retry``, or the judges' default: one retry, then the signal abstains.
 
-    >>> judge_retry(None).attempts
-    2
+    A judge sits on the ingest path (``observe`` waits for it), so by default a
+    server's ``Retry-After`` is honoured only up to the judge's own ``timeout``;
+    a longer one fails the call at once (the signal abstains) instead of holding
+    the turn for a minute.
+
+    >>> policy = judge_retry(None, 10.0)
+    >>> policy.attempts, policy.max_retry_after, policy.fail_beyond_retry_after
+    (2, 10.0, True)
     """
-    return retry or RetryPolicy(attempts=2)
+    if retry is not None:
+        return retry
+    usable = isinstance(timeout, int | float) and 0 < timeout < float("inf")
+    cap = timeout if usable else RetryPolicy.max_retry_after  # a bad timeout: the backend says so
+    return RetryPolicy(attempts=2, max_retry_after=cap, fail_beyond_retry_after=True)
 
 
 class LLMJudge:
@@ -97,6 +108,7 @@ class LLMJudge:
         self._max_turn_chars = max_turn_chars
         self._max_summary_chars = max_summary_chars
         self._calls = 0
+        self._calls_lock = threading.Lock()
 
     @property
     def name(self) -> str:
@@ -104,7 +116,12 @@ class LLMJudge:
 
     @property
     def calls(self) -> int:
-        """Requests this judge made, retries included."""
+        """Requests this judge made, retries included.
+
+        Counted per call (:func:`episeg.llm.count_requests`), so a backend shared
+        with other threads or with a salience scorer adds only this judge's
+        requests.
+        """
         return self._calls
 
     @property
@@ -122,10 +139,14 @@ class LLMJudge:
             max_summary_chars=self._max_summary_chars,
         )
         before = self._backend.calls
-        try:
-            data = self._backend.complete(
-                system=JUDGE_SYSTEM, prompt=prompt, tool_name=JUDGE_TOOL, schema=JUDGE_SCHEMA
-            )
-        finally:
-            self._calls += self._backend.calls - before
+        with count_requests() as mine:
+            try:
+                data = self._backend.complete(
+                    system=JUDGE_SYSTEM, prompt=prompt, tool_name=JUDGE_TOOL, schema=JUDGE_SCHEMA
+                )
+            finally:
+                # a backend that does not report its requests: the change of its total
+                made = mine.value or max(0, self._backend.calls - before)
+                with self._calls_lock:
+                    self._calls += made
         return answer_from_reply(data, self.name)

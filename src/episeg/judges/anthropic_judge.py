@@ -35,7 +35,8 @@ class AnthropicJudge(LLMJudge):
     timeout : float, default 10.0
         Seconds per request; a judge sits on the ingest path, so keep it short.
     retry : RetryPolicy or None
-        Default ``RetryPolicy(attempts=2)``: one retry, then the signal abstains.
+        Default: one retry, then the signal abstains; a ``Retry-After`` longer
+        than ``timeout`` abstains at once (see :func:`~episeg.judges._base.judge_retry`).
     max_recent, max_turn_chars, max_summary_chars
         Prompt caps, see :class:`LLMJudge`.
     """
@@ -55,6 +56,6 @@ class AnthropicJudge(LLMJudge):
             api_key=api_key,
             base_url=base_url,
             timeout=timeout,
-            retry=judge_retry(retry),
+            retry=judge_retry(retry, timeout),
         )
         super().__init__(backend, **caps)

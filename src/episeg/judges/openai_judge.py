@@ -37,7 +37,8 @@ class OpenAICompatibleJudge(LLMJudge):
     structured : {"json_schema", "json_object", "none"}, default "json_schema"
         How the server is asked to constrain output; see the backend.
     retry : RetryPolicy or None
-        Default ``RetryPolicy(attempts=2)``.
+        Default: one retry, then the signal abstains; a ``Retry-After`` longer
+        than ``timeout`` abstains at once (see :func:`~episeg.judges._base.judge_retry`).
     max_recent, max_turn_chars, max_summary_chars
         Prompt caps, see :class:`LLMJudge`.
     """
@@ -59,6 +60,6 @@ class OpenAICompatibleJudge(LLMJudge):
             base_url=base_url,
             timeout=timeout,
             structured=structured,
-            retry=judge_retry(retry),
+            retry=judge_retry(retry, timeout),
         )
         super().__init__(backend, **caps)

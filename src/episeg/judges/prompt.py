@@ -20,9 +20,12 @@ False
 
 from __future__ import annotations
 
+import logging
+import unicodedata
 from collections.abc import Sequence
 from typing import Any
 
+from episeg.errors import JudgeError
 from episeg.llm._text import clip, data_line
 from episeg.types import Decision, JudgeAnswer, Turn
 
@@ -34,6 +37,8 @@ __all__ = [
     "answer_from_reply",
     "render_prompt",
 ]
+
+log = logging.getLogger(__name__)
 
 JUDGE_TOOL = "record_episode_decision"
 MAX_SUMMARY_WORDS = 20
@@ -64,6 +69,8 @@ JUDGE_SCHEMA: dict[str, Any] = {
     "required": ["decision", "summary"],
     "additionalProperties": False,
 }
+
+_HIDDEN = frozenset({"Cc", "Cf"})  # control and format characters (whitespace is kept)
 
 _DECISIONS = {
     "continue": Decision.CONTINUE,
@@ -105,10 +112,29 @@ def render_prompt(
 def answer_from_reply(data: dict[str, Any], judge_name: str) -> JudgeAnswer:
     """Map a schema-valid reply to a :class:`JudgeAnswer` (``new`` is a boundary).
 
-    A summary longer than ``MAX_SUMMARY_WORDS`` words is cut to that many.
+    A summary longer than ``MAX_SUMMARY_WORDS`` words is cut to that many. The
+    summary is model output that turn text can steer, and it is stored and
+    shown (``episeg episodes``, ``/ui``, exports): control and format characters
+    (Unicode Cc, Cf: NUL, terminal escapes, bidi overrides) are removed, with a
+    warning; whitespace is collapsed to single spaces. A summary left empty is a
+    ``JudgeError``.
+
+    >>> reply = {"decision": "continue", "summary": "deploy\\x00 v2 \\x1b[31mred\\u202e done"}
+    >>> answer_from_reply(reply, "demo").summary
+    'deploy v2 [31mred done'
     """
     decision = _DECISIONS[data["decision"]]
-    words = " ".join(str(data["summary"]).split()).split(" ")
+    text = str(data["summary"])
+    kept = "".join(ch for ch in text if ch.isspace() or unicodedata.category(ch) not in _HIDDEN)
+    if len(kept) != len(text):
+        log.warning(
+            "%s: removed %d control/format character(s) from the model's summary",
+            judge_name,
+            len(text) - len(kept),
+        )
+    words = kept.split()
+    if not words:
+        raise JudgeError(f"{judge_name}: the summary is empty once control characters are removed")
     summary = " ".join(words[:MAX_SUMMARY_WORDS])
     return JudgeAnswer(
         decision=decision, summary=summary, reason=f"{judge_name} answered {data['decision']}"

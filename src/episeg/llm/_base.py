@@ -22,12 +22,12 @@ episeg.errors.JudgeError: reply field 'score' = 11 is not one of [1, 2, 3, 4, 5,
 from __future__ import annotations
 
 import functools
-import json
 import logging
-import re
+import math
 import ssl
+from collections.abc import Callable
 from dataclasses import dataclass
-from typing import Any, Protocol, runtime_checkable
+from typing import Any, Protocol, TypeVar, runtime_checkable
 
 from episeg.errors import (
     BackendUnavailableJudgeError,
@@ -40,12 +40,14 @@ __all__ = [
     "RetryPolicy",
     "StructuredBackend",
     "check_request_limits",
-    "extract_json_object",
+    "read_reply",
     "shared_tls_context",
     "validate_reply",
 ]
 
 log = logging.getLogger("episeg.llm")
+
+T = TypeVar("T")
 
 
 @functools.cache
@@ -92,12 +94,17 @@ class RetryPolicy:
         Cap of any backoff wait (each gets up to ``base_delay`` of random jitter).
     max_retry_after : float, default 60.0
         A server's ``Retry-After`` is honoured up to this many seconds.
+    fail_beyond_retry_after : bool, default False
+        When a server asks for a longer wait than ``max_retry_after``: ``False``
+        waits ``max_retry_after`` and retries; ``True`` gives up at once
+        (``BackendUnavailableJudgeError``), as a judge on the ingest path should.
     """
 
     attempts: int = 3
     base_delay: float = 0.5
     max_delay: float = 8.0
     max_retry_after: float = 60.0
+    fail_beyond_retry_after: bool = False
 
     def __post_init__(self) -> None:
         if (
@@ -121,7 +128,11 @@ class StructuredBackend(Protocol):
     ``complete`` returns the validated object or raises
     :class:`~episeg.errors.JudgeError` (unusable reply) or
     :class:`BackendUnavailableJudgeError` (unreachable, timed out, overloaded).
-    ``calls`` counts HTTP requests made, retries included.
+    ``calls`` counts HTTP requests made, retries included. A backend also
+    reports each request with :func:`episeg.llm.note_request`, so a caller can
+    count its own call's requests even when the backend is shared (a backend
+    that does not is counted by the change of ``calls``, which over-counts
+    under concurrency).
     """
 
     @property
@@ -140,14 +151,40 @@ def check_request_limits(model: str, timeout: float, max_tokens: int) -> None:
 
     >>> check_request_limits("m", 0, 10)
     Traceback (most recent call last):
-    episeg.errors.ConfigError: timeout must be > 0 seconds, got 0
+    episeg.errors.ConfigError: timeout must be a finite number of seconds > 0, got 0
+    >>> check_request_limits("m", float("inf"), 10)
+    Traceback (most recent call last):
+    episeg.errors.ConfigError: timeout must be a finite number of seconds > 0, got inf
     """
     if not model:
         raise ConfigError("model must be a non-empty model id")
-    if not timeout > 0:
-        raise ConfigError(f"timeout must be > 0 seconds, got {timeout}")
+    if (
+        isinstance(timeout, bool)
+        or not isinstance(timeout, int | float)
+        or not math.isfinite(timeout)
+        or not timeout > 0
+    ):
+        raise ConfigError(f"timeout must be a finite number of seconds > 0, got {timeout!r}")
     if max_tokens < 1:
         raise ConfigError(f"max_tokens must be >= 1, got {max_tokens}")
+
+
+def read_reply(parse: Callable[[], T]) -> T:
+    """``parse()``, with any Python error on a malformed reply turned into ``JudgeError``.
+
+    A server may send any JSON (``{"choices": [1]}``, ``"content": 5``, a reply
+    nested 10^5 deep); reading it must fail as an unusable reply, not as an
+    ``AttributeError`` the callers were never promised.
+
+    >>> read_reply(lambda: {}["choices"])
+    Traceback (most recent call last):
+    ...
+    episeg.errors.JudgeError: malformed reply: KeyError: 'choices'
+    """
+    try:
+        return parse()
+    except (AttributeError, TypeError, KeyError, IndexError, ValueError, RecursionError) as exc:
+        raise JudgeError(f"malformed reply: {type(exc).__name__}: {_clip(str(exc))}") from exc
 
 
 def parse_retry_after(headers: Any) -> float | None:
@@ -163,28 +200,6 @@ def parse_retry_after(headers: Any) -> float | None:
         except ValueError:
             log.warning("ignoring unparseable %s header %r", key, raw)
     return None
-
-
-def extract_json_object(text: str) -> dict[str, Any]:
-    """Parse a JSON object from model text: bare, fenced in ```, or the outermost ``{...}``.
-
-    Raises :class:`~episeg.errors.JudgeError` when no JSON object can be read.
-    """
-    candidates = [text.strip()]
-    fenced = re.search(r"```(?:json)?\s*(.*?)```", text, flags=re.DOTALL)
-    if fenced:
-        candidates.append(fenced.group(1).strip())
-    start, end = text.find("{"), text.rfind("}")
-    if 0 <= start < end:
-        candidates.append(text[start : end + 1])
-    for candidate in candidates:
-        try:
-            value = json.loads(candidate)
-        except json.JSONDecodeError:
-            continue
-        if isinstance(value, dict):
-            return value
-    raise JudgeError(f"reply is not a JSON object: {_clip(text)!r}")
 
 
 def validate_reply(data: object, schema: dict[str, Any]) -> dict[str, Any]:

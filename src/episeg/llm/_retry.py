@@ -5,7 +5,9 @@ exception into a :class:`Failure`; transient failures are retried with
 exponential backoff plus random jitter (``tenacity.wait_exponential_jitter``),
 or after the server's ``Retry-After`` when it sent one (honoured up to
 ``RetryPolicy.max_retry_after``, 60 s by default, no longer capped at the
-backoff's 8 s); each is logged, and a typed episeg error is raised at the end.
+backoff's 8 s; beyond it the wait is capped, or with
+``fail_beyond_retry_after`` the call gives up at once, as the judges do); each
+is logged, and a typed episeg error is raised at the end.
 The SDKs' own retries are off (``max_retries=0``) so this is the one policy.
 
 >>> from episeg.llm._retry import Failure, run_with_retries
@@ -37,10 +39,22 @@ from tenacity import (
     wait_exponential_jitter,
 )
 
-from episeg.errors import JudgeError
-from episeg.llm._base import BackendUnavailableJudgeError, RetryPolicy, log, parse_retry_after
+from episeg.errors import JudgeError, RequestRejectedError
+from episeg.llm._base import (
+    BackendUnavailableJudgeError,
+    RetryPolicy,
+    log,
+    parse_retry_after,
+)
+from episeg.llm._deadline import AttemptDeadlineExceeded
 
-__all__ = ["Failure", "classify_status", "run_with_retries"]
+__all__ = [
+    "Failure",
+    "classify_connection",
+    "classify_local",
+    "classify_status",
+    "run_with_retries",
+]
 
 T = TypeVar("T")
 
@@ -52,12 +66,15 @@ class Failure:
     ``retryable``: worth another attempt (429, 529, 5xx, timeout, refused).
     ``unavailable``: on final failure raise ``BackendUnavailableJudgeError``
     rather than ``JudgeError`` (the request itself was at fault).
+    ``rejected``: the server refused this very request (HTTP 4xx):
+    ``RequestRejectedError``, which no caller retries.
     """
 
     message: str
     retryable: bool
     unavailable: bool
     retry_after: float | None = None
+    rejected: bool = False
 
 
 def run_with_retries(
@@ -90,11 +107,19 @@ def run_with_retries(
             return min(failure.retry_after, policy.max_retry_after)
         return float(backoff(state))
 
+    def waits_too_long(failure: Failure | None) -> bool:
+        return (
+            policy.fail_beyond_retry_after
+            and failure is not None
+            and failure.retry_after is not None
+            and failure.retry_after > policy.max_retry_after
+        )
+
     def worth_retrying(exc: BaseException) -> bool:
         if isinstance(exc, JudgeError) or not isinstance(exc, Exception):
             return False
         failure = classify(exc)
-        return failure is not None and failure.retryable
+        return failure is not None and failure.retryable and not waits_too_long(failure)
 
     def before_sleep(state: RetryCallState) -> None:
         failure = failure_of(state)
@@ -125,8 +150,17 @@ def run_with_retries(
         if failure is None:
             raise
         tries = f"after {retrying.statistics.get('attempt_number', 1)} attempt(s)"
+        if waits_too_long(failure):
+            tries += (
+                f"; the server asked to wait {failure.retry_after:g} s, more than "
+                f"max_retry_after={policy.max_retry_after:g} s"
+            )
         log.error("%s: request failed %s: %s", name, tries, failure.message)
-        error_type = BackendUnavailableJudgeError if failure.unavailable else JudgeError
+        error_type: type[JudgeError] = JudgeError
+        if failure.unavailable:
+            error_type = BackendUnavailableJudgeError
+        elif failure.rejected:
+            error_type = RequestRejectedError
         raise error_type(f"{name}: {failure.message} ({tries})") from exc
 
 
@@ -135,11 +169,53 @@ def classify_status(status: int, headers: object, detail: str) -> Failure:
 
     408, 409, 429, 5xx and Anthropic's 529 *overloaded* are transient and
     retried; 401/403/404 mean the server is unusable as configured
-    (unavailable); other 4xx mean it rejected this request (``JudgeError``).
+    (unavailable); other 4xx mean it rejected this request
+    (``RequestRejectedError``, a ``JudgeError``).
     """
     message = f"HTTP {status}: {detail}"
     if status in (408, 409, 429) or status >= 500:
         return Failure(
             message, retryable=True, unavailable=True, retry_after=parse_retry_after(headers)
         )
-    return Failure(message, retryable=False, unavailable=status in (401, 403, 404))
+    if status in (401, 403, 404):
+        return Failure(message, retryable=False, unavailable=True)
+    return Failure(message, retryable=False, unavailable=False, rejected=True)
+
+
+def classify_local(exc: Exception) -> Failure | None:
+    """Failures that look the same whatever the SDK; ``None`` for any other exception.
+
+    >>> classify_local(RecursionError()).message
+    'response body is nested too deeply'
+    """
+    if isinstance(exc, AttemptDeadlineExceeded):
+        return Failure(f"request timed out: {exc}", retryable=True, unavailable=True)
+    if isinstance(exc, UnicodeDecodeError):
+        return Failure(f"response body is not UTF-8: {exc}", retryable=False, unavailable=False)
+    if isinstance(exc, UnicodeEncodeError):
+        return Failure(f"request cannot be encoded: {exc}", retryable=False, unavailable=True)
+    if isinstance(exc, RecursionError):
+        return Failure("response body is nested too deeply", retryable=False, unavailable=False)
+    return None
+
+
+def classify_connection(exc: Exception) -> Failure:
+    """An SDK ``APIConnectionError``: retried, unless its cause says no attempt can succeed.
+
+    A request the HTTP layer refuses to send (an illegal header value, a URL
+    scheme it cannot speak) or a body it cannot decode fails the same way every
+    time: not retried, and the cause is named.
+    """
+    import httpx2  # the SDKs' HTTP layer, loaded with them
+
+    cause, depth = exc.__cause__, 0
+    while cause is not None and depth < 5:
+        if isinstance(cause, httpx2.LocalProtocolError | httpx2.UnsupportedProtocol):
+            return Failure(f"request cannot be sent: {cause!r}", retryable=False, unavailable=True)
+        if isinstance(cause, httpx2.DecodingError):
+            return Failure(
+                f"response body cannot be decoded: {cause!r}", retryable=False, unavailable=False
+            )
+        cause, depth = cause.__cause__ or cause.__context__, depth + 1
+    named = f" ({exc.__cause__!r})" if exc.__cause__ is not None else ""
+    return Failure(f"cannot connect: {exc}{named}", retryable=True, unavailable=True)

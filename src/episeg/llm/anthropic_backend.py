@@ -29,10 +29,20 @@ from episeg.errors import ConfigError, JudgeError
 from episeg.llm._base import (
     RetryPolicy,
     check_request_limits,
+    read_reply,
     shared_tls_context,
     validate_reply,
 )
-from episeg.llm._retry import Failure, classify_status, run_with_retries
+from episeg.llm._config import check_api_key, check_base_url
+from episeg.llm._counting import RequestCounter
+from episeg.llm._deadline import DeadlineRunner
+from episeg.llm._retry import (
+    Failure,
+    classify_connection,
+    classify_local,
+    classify_status,
+    run_with_retries,
+)
 
 if TYPE_CHECKING:
     import anthropic
@@ -50,13 +60,18 @@ class AnthropicBackend:
     model : str, default "claude-haiku-4-5"
         Model id sent with every request.
     api_key : str or None
-        Falls back to ``ANTHROPIC_API_KEY``; a ``ConfigError`` if neither is set.
+        Falls back to ``ANTHROPIC_API_KEY``; a ``ConfigError`` if neither is set,
+        or if the key holds whitespace (a trailing newline) or non-ASCII.
     base_url : str or None
-        API root (``None``: ``ANTHROPIC_BASE_URL`` or the SDK default).
+        API root (``None``: ``ANTHROPIC_BASE_URL`` or the SDK default); an
+        ``http://`` or ``https://`` URL, else a ``ConfigError``.
     timeout : float, default 30.0
-        Seconds per request before it counts as a (retryable) timeout.
+        Wall-clock seconds per attempt (finite) before it counts as a
+        (retryable) timeout, however the server paces its reply
+        (:mod:`episeg.llm._deadline`).
     max_tokens : int, default 256
-        Output token budget; a tool answer is small.
+        Output token budget; a tool answer is small. A reply cut at this
+        budget (``stop_reason: "max_tokens"``) is unusable (``JudgeError``).
     temperature : float or None, default 0.0
         Sent in the request body (this SDK version has no ``temperature``
         argument, so it goes through ``extra_body``); ``None`` omits it for
@@ -79,6 +94,8 @@ class AnthropicBackend:
         key = api_key or os.environ.get("ANTHROPIC_API_KEY")
         if not key:
             raise ConfigError("no Anthropic API key: pass api_key= or set ANTHROPIC_API_KEY")
+        check_api_key(key, "ANTHROPIC_API_KEY")
+        check_base_url(base_url, "ANTHROPIC_BASE_URL")
         check_request_limits(model, timeout, max_tokens)
         if temperature is not None and not 0.0 <= temperature <= 1.0:
             raise ConfigError(f"temperature must be in [0, 1] or None, got {temperature}")
@@ -86,7 +103,8 @@ class AnthropicBackend:
         self._extra_body = {} if temperature is None else {"temperature": temperature}
         self._max_tokens = max_tokens
         self._retry = retry or RetryPolicy()
-        self._calls = 0
+        self._counter = RequestCounter()
+        self._deadline = DeadlineRunner(timeout)
         import anthropic  # here, not at module top: the SDK takes ~1-2 s to import
 
         self._client: anthropic.Anthropic = anthropic.Anthropic(
@@ -105,16 +123,15 @@ class AnthropicBackend:
     @property
     def calls(self) -> int:
         """HTTP requests made so far, retries included."""
-        return self._calls
+        return self._counter.value
 
     def complete(
         self, *, system: str, prompt: str, tool_name: str, schema: dict[str, Any]
     ) -> dict[str, Any]:
         """Ask once (with retries on transient errors); return the validated tool input."""
 
-        def attempt() -> dict[str, Any]:
-            self._calls += 1
-            message = self._client.messages.create(
+        def send() -> Any:
+            return self._client.messages.create(
                 model=self._model,
                 max_tokens=self._max_tokens,
                 system=system,
@@ -130,12 +147,20 @@ class AnthropicBackend:
                 tool_choice={"type": "tool", "name": tool_name},
                 extra_body=self._extra_body,
             )
-            return _tool_input(message, tool_name, schema)
+
+        def attempt() -> dict[str, Any]:
+            self._counter.note()
+            message = self._deadline.run(send)
+            return read_reply(lambda: _tool_input(message, tool_name, schema, self._max_tokens))
 
         return run_with_retries(self.name, self._retry, attempt, _classify)
 
 
-def _tool_input(message: Any, tool_name: str, schema: dict[str, Any]) -> dict[str, Any]:
+def _tool_input(
+    message: Any, tool_name: str, schema: dict[str, Any], max_tokens: int
+) -> dict[str, Any]:
+    if getattr(message, "stop_reason", None) == "max_tokens":
+        raise JudgeError(f"reply truncated at max_tokens={max_tokens} (stop_reason max_tokens)")
     blocks = list(getattr(message, "content", None) or [])
     for block in blocks:
         if getattr(block, "type", None) == "tool_use" and getattr(block, "name", None) == tool_name:
@@ -150,10 +175,13 @@ def _tool_input(message: Any, tool_name: str, schema: dict[str, Any]) -> dict[st
 def _classify(exc: Exception) -> Failure | None:
     import anthropic  # loaded by the constructor already
 
+    local = classify_local(exc)
+    if local is not None:
+        return local
     if isinstance(exc, anthropic.APITimeoutError):
         return Failure("request timed out", retryable=True, unavailable=True)
     if isinstance(exc, anthropic.APIConnectionError):
-        return Failure(f"cannot connect: {exc}", retryable=True, unavailable=True)
+        return classify_connection(exc)
     if isinstance(exc, anthropic.APIStatusError):
         return classify_status(exc.status_code, exc.response.headers, str(exc.message)[:300])
     if isinstance(exc, json.JSONDecodeError):

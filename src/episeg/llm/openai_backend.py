@@ -2,8 +2,9 @@
 
 The request asks for ``response_format={"type": "json_schema", ...}`` (strict)
 at temperature 0. Servers differ in how well they honour it, so the reply text
-is always parsed leniently (bare JSON, a fenced block, or the outermost
-``{...}``) and then checked against the schema here.
+is always parsed leniently (bare JSON, a fenced block, or an object inside prose
+or after a ``<think>`` block) and checked against the schema here; exactly one
+distinct answer fitting the schema must be found (:mod:`episeg.llm._json`).
 
 >>> from episeg.llm import OpenAICompatibleBackend
 >>> from episeg.testing import LoopbackLLMServer, Reply
@@ -30,11 +31,20 @@ from episeg.errors import ConfigError, JudgeError
 from episeg.llm._base import (
     RetryPolicy,
     check_request_limits,
-    extract_json_object,
+    read_reply,
     shared_tls_context,
-    validate_reply,
 )
-from episeg.llm._retry import Failure, classify_status, run_with_retries
+from episeg.llm._config import check_api_key, check_base_url
+from episeg.llm._counting import RequestCounter
+from episeg.llm._deadline import DeadlineRunner
+from episeg.llm._json import extract_json_object
+from episeg.llm._retry import (
+    Failure,
+    classify_connection,
+    classify_local,
+    classify_status,
+    run_with_retries,
+)
 
 if TYPE_CHECKING:
     import openai
@@ -53,14 +63,19 @@ class OpenAICompatibleBackend:
         Model name as the server knows it (e.g. ``"llama3.1"`` on Ollama).
     api_key : str or None
         Falls back to ``OPENAI_API_KEY``; local servers accept any non-empty
-        string (e.g. ``"ollama"``). A ``ConfigError`` if neither is given.
+        string (e.g. ``"ollama"``). A ``ConfigError`` if neither is given, or if
+        the key holds whitespace (a trailing newline) or non-ASCII.
     base_url : str or None
         API root including ``/v1`` (e.g. ``http://127.0.0.1:11434/v1``);
-        ``None``: ``OPENAI_BASE_URL`` or the SDK default.
+        ``None``: ``OPENAI_BASE_URL`` or the SDK default. An ``http://`` or
+        ``https://`` URL, else a ``ConfigError``.
     timeout : float, default 30.0
-        Seconds per request before it counts as a (retryable) timeout.
+        Wall-clock seconds per attempt (finite) before it counts as a
+        (retryable) timeout, however the server paces its reply
+        (:mod:`episeg.llm._deadline`).
     max_tokens : int, default 256
-        Output token budget.
+        Output token budget; a reply cut at it (``finish_reason: "length"``)
+        is unusable (``JudgeError``).
     structured : {"json_schema", "json_object", "none"}, default "json_schema"
         How output is constrained: a strict JSON schema; JSON mode plus the
         schema in the system prompt; or the schema in the prompt only (for
@@ -86,6 +101,8 @@ class OpenAICompatibleBackend:
                 "no API key: pass api_key= or set OPENAI_API_KEY (local servers "
                 "such as Ollama accept any non-empty string)"
             )
+        check_api_key(key, "OPENAI_API_KEY")
+        check_base_url(base_url, "OPENAI_BASE_URL")
         if structured not in STRUCTURED_MODES:
             raise ConfigError(
                 f"unknown structured mode {structured!r}; valid: {', '.join(STRUCTURED_MODES)}"
@@ -95,7 +112,8 @@ class OpenAICompatibleBackend:
         self._max_tokens = max_tokens
         self._structured = structured
         self._retry = retry or RetryPolicy()
-        self._calls = 0
+        self._counter = RequestCounter()
+        self._deadline = DeadlineRunner(timeout)
         import openai  # here, not at module top: the SDK takes ~1 s to import
 
         self._client: openai.OpenAI = openai.OpenAI(
@@ -114,7 +132,7 @@ class OpenAICompatibleBackend:
     @property
     def calls(self) -> int:
         """HTTP requests made so far, retries included."""
-        return self._calls
+        return self._counter.value
 
     def complete(
         self, *, system: str, prompt: str, tool_name: str, schema: dict[str, Any]
@@ -134,9 +152,8 @@ class OpenAICompatibleBackend:
             if self._structured == "json_object":
                 extra["response_format"] = {"type": "json_object"}
 
-        def attempt() -> dict[str, Any]:
-            self._calls += 1
-            completion = self._client.chat.completions.create(
+        def send() -> Any:
+            return self._client.chat.completions.create(
                 model=self._model,
                 temperature=0,
                 max_tokens=self._max_tokens,
@@ -146,15 +163,22 @@ class OpenAICompatibleBackend:
                 ],
                 **extra,
             )
-            return validate_reply(extract_json_object(_content(completion)), schema)
+
+        def attempt() -> dict[str, Any]:
+            self._counter.note()
+            completion = self._deadline.run(send)
+            content = read_reply(lambda: _content(completion, self._max_tokens))
+            return extract_json_object(content, schema)
 
         return run_with_retries(self.name, self._retry, attempt, _classify)
 
 
-def _content(completion: Any) -> str:
+def _content(completion: Any, max_tokens: int) -> str:
     choices = getattr(completion, "choices", None) or []
     if not choices:
         raise JudgeError("reply has no choices")
+    if getattr(choices[0], "finish_reason", None) == "length":
+        raise JudgeError(f"reply truncated at max_tokens={max_tokens} (finish_reason length)")
     message = choices[0].message
     content = getattr(message, "content", None)
     if not content:
@@ -166,10 +190,13 @@ def _content(completion: Any) -> str:
 def _classify(exc: Exception) -> Failure | None:
     import openai  # loaded by the constructor already
 
+    local = classify_local(exc)
+    if local is not None:
+        return local
     if isinstance(exc, openai.APITimeoutError):
         return Failure("request timed out", retryable=True, unavailable=True)
     if isinstance(exc, openai.APIConnectionError):
-        return Failure(f"cannot connect: {exc}", retryable=True, unavailable=True)
+        return classify_connection(exc)
     if isinstance(exc, openai.APIStatusError):
         return classify_status(exc.status_code, exc.response.headers, str(exc.message)[:300])
     if isinstance(exc, json.JSONDecodeError):

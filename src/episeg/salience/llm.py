@@ -2,7 +2,8 @@
 
 The score is an integer 1-10 forced by the schema (``enum``), at temperature
 0, once per episode. An unusable reply is retried (``retries`` times, default
-1); if it stays unusable, or the server is unavailable, the episode is
+1); if it stays unusable, or the server is unavailable or refuses the request
+(HTTP 4xx: not retried), or anything else goes wrong, the episode is
 :meth:`~episeg.types.Salience.unscored` with the reason and a warning is
 logged. Never a silent 5. An unusable reply is a
 :class:`~episeg.errors.ScoringError` (:meth:`LLMSalienceScorer.ask` raises
@@ -30,8 +31,14 @@ from __future__ import annotations
 import logging
 from typing import Any
 
-from episeg.errors import BackendUnavailableError, JudgeError, ScoringError
-from episeg.llm import AnthropicBackend, OpenAICompatibleBackend, RetryPolicy, StructuredBackend
+from episeg.errors import BackendUnavailableError, JudgeError, RequestRejectedError, ScoringError
+from episeg.llm import (
+    AnthropicBackend,
+    OpenAICompatibleBackend,
+    RetryPolicy,
+    StructuredBackend,
+    validate_reply,
+)
 from episeg.llm._text import clip, data_line
 from episeg.salience.anchors import AnchorSet, anchor_set
 from episeg.types import Episode, Salience
@@ -172,12 +179,19 @@ class LLMSalienceScorer:
     def ask(self, prompt: str) -> int:
         """One request for ``prompt``'s score (no retry).
 
+        The backend's answer is checked against the schema here too: a custom
+        :class:`~episeg.llm.StructuredBackend` may return anything (``7.9``,
+        ``"7"``, ``True``, ``11``), and none of it is coerced.
+
         Raises
         ------
         ScoringError
             The reply is unusable (not an integer 1-10 in the schema).
         BackendUnavailableError
             The server cannot be reached, times out or stays overloaded.
+        RequestRejectedError
+            The server refused the request itself (HTTP 4xx); sending it again
+            cannot help.
         """
         try:
             data = self._backend.complete(
@@ -186,11 +200,13 @@ class LLMSalienceScorer:
                 tool_name=SALIENCE_TOOL,
                 schema=SALIENCE_SCHEMA,
             )
-        except BackendUnavailableError:
+            checked = validate_reply(data, SALIENCE_SCHEMA)
+        except (BackendUnavailableError, RequestRejectedError):
             raise
         except JudgeError as exc:  # the shared LLM layer names garbage replies JudgeError
             raise ScoringError(str(exc)) from exc
-        return int(data["score"])
+        score: int = checked["score"]
+        return score
 
     def score(self, episode: Episode) -> Salience:
         """Score the whole episode once; an unscored ``Salience`` on failure, never raises."""
@@ -207,6 +223,9 @@ class LLMSalienceScorer:
             except BackendUnavailableError as exc:
                 problem = f"backend unavailable: {exc}"
                 break
+            except RequestRejectedError as exc:
+                problem = f"request rejected: {exc}"
+                break
             except ScoringError as exc:
                 problem = f"unusable reply: {exc}"
                 log.info(
@@ -216,6 +235,10 @@ class LLMSalienceScorer:
                     exc,
                 )
                 continue
+            except Exception as exc:  # "never raises": a custom backend's or our own bug
+                problem = f"scorer failed: {type(exc).__name__}: {exc}"
+                log.error("salience of episode %s: %s", episode.id, problem, exc_info=True)
+                break
             return Salience.scored(
                 score, scorer=self.name, reason=f"anchored {self._anchors.name} prompt"
             )

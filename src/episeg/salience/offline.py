@@ -125,7 +125,7 @@ class AnchoredOfflineScorer:
         low, high = self._anchor_matrix()
         vector = self._episode_vector(episode)
         s_low, s_high = float(np.max(low @ vector)), float(np.max(high @ vector))
-        place = 1.0 / (1.0 + math.exp(-(s_high - s_low) / self._temperature))
+        place = _sigmoid((s_high - s_low) / self._temperature)
         errors = sum(is_tool_error(t) for t in episode.turns)
         corrections = sum(is_user_correction(t) for t in episode.turns)
         doublings = min(2.0, max(0.0, math.log2(len(episode.turns) / self._length_ref)))
@@ -166,3 +166,18 @@ class AnchoredOfflineScorer:
         norm = float(np.linalg.norm(mean))
         result: np.ndarray = mean / norm if norm > 0 else mean
         return result
+
+
+def _sigmoid(x: float) -> float:
+    """``1 / (1 + e^-x)`` without overflow for any ``x`` (a small temperature makes it large).
+
+    For ``x >= -700`` it is that very expression (the same bits as before); below,
+    ``e^-x`` would overflow past ~709, and ``e^x`` equals the sigmoid to float
+    precision there (the relative difference is below ``e^-700``).
+
+    >>> _sigmoid(0.0), _sigmoid(-1e6), _sigmoid(1e6)
+    (0.5, 0.0, 1.0)
+    """
+    if x >= -700.0:
+        return 1.0 / (1.0 + math.exp(-x))
+    return math.exp(x)
