@@ -56,16 +56,25 @@ def parse_overrides(pairs: Sequence[str]) -> dict[str, Any]:
 def key_and_value(pair: str) -> tuple[str, Any] | None:
     """``KEY=VALUE`` as ``(KEY, VALUE read as JSON, else the text itself)``; None without a key.
 
+    ``NaN``, ``Infinity`` and ``-Infinity`` are not JSON (Python's reader takes
+    them): they stay text, so ``--meta x=NaN`` stores the word.
+
     >>> key_and_value("a.b=0.5"), key_and_value("tag=blue"), key_and_value("=1")
     (('a.b', 0.5), ('tag', 'blue'), None)
+    >>> key_and_value("x=NaN"), key_and_value("w=[Infinity, 0, 1]")
+    (('x', 'NaN'), ('w', '[Infinity, 0, 1]'))
     """
     key, sep, raw = pair.partition("=")
     if not sep or not key:
         return None
     try:
-        return key, json.loads(raw)
-    except json.JSONDecodeError:
+        return key, json.loads(raw, parse_constant=_not_json)
+    except ValueError:  # JSONDecodeError, or one of those constants
         return key, raw
+
+
+def _not_json(constant: str) -> Any:
+    raise ValueError(f"{constant} is not JSON")
 
 
 def config_with(pairs: Sequence[str], base: EpisegConfig | None = None) -> EpisegConfig:
