@@ -34,7 +34,10 @@ from episeg.interfaces.cli import EXIT_BAD_INPUT, main
         ("drift.threshold=Infinity", "drift.threshold must be a finite number > 0"),
         ("policy.boundary_evidence=Infinity", "policy.boundary_evidence must be a finite"),
         ("policy.weights.drift=Infinity", "policy.weights.drift must be a finite number >= 0"),
-        ("combiner.threshold=-Infinity", "combiner.threshold must be a finite number, got '-Infinity'"),
+        (
+            "combiner.threshold=-Infinity",
+            "combiner.threshold must be a finite number, got '-Infinity'",
+        ),
         ("window.max_turns.x=1", "window.max_turns is not a mapping, so it has no entry 'x'"),
         ("recall.weights.0=1", "recall.weights is not a mapping, so it has no entry '0'"),
     ],

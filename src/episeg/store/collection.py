@@ -28,15 +28,22 @@ import builtins
 import dataclasses
 import logging
 from collections.abc import Mapping, Sequence
+from functools import partial
 from typing import Any
 
 import numpy as np
 
 from episeg.errors import ArgumentError, EpisodeNotFoundError, StoreError
-from episeg.store import chroma_io
-from episeg.store.chroma_io import CHROMA_MAX_INT, READ_INCLUDE, translate
+from episeg.store.chroma_io import CHROMA_MAX_INT, READ_INCLUDE, vanished_retry
 from episeg.store.codec import RECALL_FIELDS, decode, encode, recall_metadata, user_metadata
-from episeg.store.tenant_collections import TenantCollections
+from episeg.store.tenant_collections import (
+    TenantCollections,
+    delete,
+    nearest,
+    update,
+    upsert,
+    write_turns,
+)
 from episeg.store.turns import TurnMatch
 from episeg.types import Episode
 
@@ -92,7 +99,6 @@ class ChromaEpisodeStore:
         records = [encode(ep, tenant=self._tenant) for ep in latest.values()]
         if not records:
             return []
-        col, turns = self._handles.create()  # a tenant's first write makes its collections
         replaced: dict[str, int] = {}
         for start in range(0, len(records), _WRITE_BATCH):
             chunk = records[start : start + _WRITE_BATCH]
@@ -106,26 +112,29 @@ class ChromaEpisodeStore:
                         latest[r.id], **{f: getattr(state, f) for f in RECALL_FIELDS}
                     )
                     replaced[r.id] = len(latest[r.id].turns)
-            with translate("add"):
-                col.upsert(
-                    ids=[r.id for r in chunk],
-                    documents=[r.document for r in chunk],
-                    metadatas=[r.metadata for r in chunk],
-                    embeddings=np.stack([r.embedding for r in chunk]),
-                )
-        with translate("add (turn vectors)"):
-            turns.trim(replaced)
-            turns.upsert(list(latest.values()))
+            rows = {
+                "ids": [r.id for r in chunk],
+                "documents": [r.document for r in chunk],
+                "metadatas": [r.metadata for r in chunk],
+                "embeddings": np.stack([r.embedding for r in chunk]),
+            }  # a tenant's first write makes its collections
+            self._handles.write("add", partial(upsert, rows))
+        self._handles.write(
+            "add (turn vectors)", partial(write_turns, replaced, [*latest.values()])
+        )
         return list(latest.values())
 
     def get(self, ids: Sequence[str]) -> builtins.list[Episode]:
         """This tenant's episodes with these ids, in the order asked; unknown ids are skipped."""
-        if not ids or (found := self._handles.find()) is None:
+        unique = list(dict.fromkeys(ids))
+        if not unique:
             return []
-        col, unique = found[0], list(dict.fromkeys(ids))
-        with translate("get"):
-            res = chroma_io.vanished_retry(lambda: col.get(ids=unique, include=READ_INCLUDE))
-        decoded = {ep.id: ep for ep in self._decode_rows(res)}
+        res = self._handles.read(
+            "get",
+            lambda h: vanished_retry(lambda: h[0].get(ids=unique, include=READ_INCLUDE)),
+            None,
+        )
+        decoded = {ep.id: ep for ep in self._handles.decode_rows(res)}
         return [decoded[i] for i in unique if i in decoded]
 
     def query(
@@ -140,15 +149,12 @@ class ChromaEpisodeStore:
         """
         if k < 1:
             raise ArgumentError(f"k must be >= 1, got {k}")
-        if (found := self._handles.find()) is None:
-            return []
-        col, vector = found[0], np.asarray(embedding, dtype=np.float32).reshape(1, -1)
+        vector = np.asarray(embedding, dtype=np.float32).reshape(1, -1)
         n = min(k if include_archived else k + 8, CHROMA_MAX_INT)
         while True:
-            with translate("query"):
-                res = col.query(
-                    query_embeddings=vector, n_results=n, include=[*READ_INCLUDE, "distances"]
-                )
+            res = self._handles.read("query", partial(nearest, vector, n), None)
+            if res is None:
+                return []
             ids = res["ids"][0]
             rows = {
                 "ids": ids,
@@ -158,7 +164,7 @@ class ChromaEpisodeStore:
             sims = {i: 1.0 - float(d) for i, d in zip(ids, res["distances"][0], strict=True)}
             hits = [
                 (ep, sims[ep.id])
-                for ep in self._decode_rows(rows)
+                for ep in self._handles.decode_rows(rows)
                 if include_archived or not ep.archived
             ]
             if len(hits) >= k or len(ids) < n or n == CHROMA_MAX_INT:
@@ -175,20 +181,18 @@ class ChromaEpisodeStore:
         """
         if limit < 1 or offset < 0:
             raise ArgumentError(f"need limit >= 1 and offset >= 0, got {limit}, {offset}")
-        if offset > CHROMA_MAX_INT or (found := self._handles.find()) is None:
+        if offset > CHROMA_MAX_INT:
             return []
-        limit = min(limit, CHROMA_MAX_INT)
+        page = {"limit": min(limit, CHROMA_MAX_INT), "offset": offset, "include": READ_INCLUDE}
         where = None if include_archived else {"archived": False}
-        with translate("list"):
-            res = found[0].get(where=where, limit=limit, offset=offset, include=READ_INCLUDE)
-        return self._decode_rows(res)
+        res = self._handles.read(
+            "list", lambda h: vanished_retry(lambda: h[0].get(where=where, **page)), None
+        )
+        return self._handles.decode_rows(res)
 
     def count(self) -> int:
         """Number of stored episodes, archived ones included."""
-        if (found := self._handles.find()) is None:
-            return 0
-        with translate("count"):
-            return int(found[0].count())
+        return int(self._handles.read("count", lambda h: h[0].count(), 0))
 
     def update(self, episodes: Sequence[Episode]) -> None:
         """Rewrite the recall metadata (count, last access, strength, archived).
@@ -205,8 +209,8 @@ class ChromaEpisodeStore:
         ids = list(latest)
         for start in range(0, len(ids), _WRITE_BATCH):  # Chroma's max batch is ~5,461 (F14)
             chunk = ids[start : start + _WRITE_BATCH]
-            with translate("update"):
-                self._handles.create()[0].update(ids=chunk, metadatas=[latest[i] for i in chunk])
+            metas = [latest[i] for i in chunk]
+            self._handles.write("update", partial(update, {"ids": chunk, "metadatas": metas}))
 
     def revise(self, episodes: Sequence[Episode]) -> None:
         """Rewrite what a user may edit: summary, salience, pin and user metadata.
@@ -231,23 +235,17 @@ class ChromaEpisodeStore:
             )
         ids = list(latest)
         metas = [user_metadata(latest[i], stored[i]) for i in ids]
-        for start in range(0, len(ids), _WRITE_BATCH):
-            with translate("revise"):
-                self._handles.create()[0].update(
-                    ids=ids[start : start + _WRITE_BATCH],
-                    metadatas=metas[start : start + _WRITE_BATCH],
-                )
+        for at in range(0, len(ids), _WRITE_BATCH):
+            chunk = {"ids": ids[at : at + _WRITE_BATCH], "metadatas": metas[at : at + _WRITE_BATCH]}
+            self._handles.write("revise", partial(update, chunk))
 
     def delete(self, ids: Sequence[str]) -> None:
         """Delete these episodes of this tenant; unknown ids are ignored."""
         if not ids:
             return
         owned = list(self._owned(ids, "delete"))
-        if owned:
-            col, turns = self._handles.create()  # it exists: it held these ids
-            with translate("delete"):
-                col.delete(ids=owned)
-                turns.delete_episodes(owned)
+        if owned:  # the collections exist (they held these ids) unless erased meanwhile
+            self._handles.write("delete", partial(delete, owned))
 
     def query_turns(
         self, embedding: np.ndarray, k: int, *, where: Mapping[str, Any] | None = None
@@ -256,25 +254,25 @@ class ChromaEpisodeStore:
 
         Turns of archived episodes are included: the caller checks the episode.
         """
-        if (found := self._handles.find()) is None:
-            return []
-        with translate("query (turns)"):
-            return found[1].query(embedding, k, where=where)
+        return self._handles.read(
+            "query (turns)", lambda h: h[1].query(embedding, k, where=where), []
+        )
 
     def turn_vectors(self, episode_ids: Sequence[str]) -> dict[str, np.ndarray]:
         """The stored turn vectors of these episodes, rows by position (for export)."""
-        if (found := self._handles.find()) is None:
-            return {}
-        with translate("get (turn vectors)"):
-            return found[1].vectors(episode_ids)
+        return self._handles.read("get (turn vectors)", lambda h: h[1].vectors(episode_ids), {})
 
     def _owned(self, ids: Sequence[str], what: str) -> dict[str, Mapping[str, Any]]:
         """The stored metadata of those of ``ids`` that are this tenant's episodes."""
-        if (found := self._handles.find()) is None:
+        unique = list(dict.fromkeys(ids))
+        res = self._handles.read(what, lambda h: h[0].get(ids=unique, include=["metadatas"]), None)
+        if res is None:
             return {}
-        with translate(what):
-            res = found[0].get(ids=list(dict.fromkeys(ids)), include=["metadatas"])
-        return {i: m for i, m in zip(res["ids"], res["metadatas"], strict=True) if self._owns(i, m)}
+        return {
+            i: m
+            for i, m in zip(res["ids"], res["metadatas"], strict=True)
+            if self._handles.owns(i, m)
+        }
 
     def _require_owned(self, ids: Sequence[str], what: str) -> None:
         missing = sorted(set(ids) - set(self._owned(ids, what)))
@@ -282,19 +280,3 @@ class ChromaEpisodeStore:
             raise StoreError(
                 f"cannot {what} unknown episode id(s) {missing[:5]} for tenant {self._tenant!r}"
             )
-
-    def _owns(self, id: str, metadata: Mapping[str, Any] | None) -> bool:
-        owner = (metadata or {}).get("tenant")
-        if owner != self._tenant:
-            message = "record %r in the collection of tenant %r is stamped %r; dropped"
-            log.error(message, id, self._tenant, owner)
-            return False
-        return True
-
-    def _decode_rows(self, res: Mapping[str, Any]) -> builtins.list[Episode]:
-        embeddings = res.get("embeddings")
-        out: builtins.list[Episode] = []
-        for n, (id, meta) in enumerate(zip(res["ids"], res["metadatas"], strict=True)):
-            if self._owns(id, meta):
-                out.append(decode(id, None, meta, None if embeddings is None else embeddings[n]))
-        return out
