@@ -116,6 +116,14 @@ class EpisodeStore(Protocol):
 
     def count(self) -> int: ...
 
+    def episode_ids(self) -> list[str]:
+        """The ids of every stored episode, archived ones too, in storage order.
+
+        Read at once, so a caller paging through them (an export) is not moved
+        by a delete between two pages as an offset would be.
+        """
+        ...
+
     def update(self, episodes: Sequence[Episode]) -> None:
         """Rewrite the recall state (count, last access, strength, archived)."""
         ...

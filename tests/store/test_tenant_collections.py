@@ -25,7 +25,7 @@ def test_every_read_of_an_empty_tenant_reads_empty_and_makes_nothing(tmp_path: P
     assert store.get(["e1"]) == []
     assert store.query(vector, k=3) == []
     assert store.list_episodes() == []
-    assert store.count() == 0
+    assert store.count() == 0 and store.episode_ids() == []
     assert store.query_turns(vector, 3) == []
     assert store.turn_vectors(["e1"]) == {}
     store.delete(["e1"])  # unknown ids are ignored, as in a tenant that has collections
@@ -80,7 +80,7 @@ def test_reads_under_an_erasure_read_the_tenant_as_it_is_now(tmp_path: Path) -> 
     assert reader.query_turns(vector, 2) == [] and reader.turn_vectors(["e1"]) == {}
     assert names(backend) == []  # reading did not make them again
     reader.add([make_episode("e2", [0, 1])])  # a write after the erasure makes them anew
-    assert [e.id for e in reader.list_episodes()] == ["e2"]
+    assert [e.id for e in reader.list_episodes()] == ["e2"] and reader.episode_ids() == ["e2"]
 
 
 def test_a_write_under_an_erasure_lands_in_new_collections(tmp_path: Path) -> None:

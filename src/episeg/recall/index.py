@@ -262,6 +262,9 @@ class IndexedStore:
     def count(self) -> int:
         return self._store.count()
 
+    def episode_ids(self) -> builtins.list[str]:
+        return self._store.episode_ids()
+
     def update(self, episodes: Sequence[Episode]) -> None:
         with self._lock:
             self._store.update(episodes)

@@ -194,6 +194,11 @@ class ChromaEpisodeStore:
         """Number of stored episodes, archived ones included."""
         return int(self._handles.read("count", lambda h: h[0].count(), 0))
 
+    def episode_ids(self) -> builtins.list[str]:
+        """The ids of every stored episode, archived ones too, in storage order."""
+        res = self._handles.read("list ids", lambda h: h[0].get(include=[]), None)
+        return [] if res is None else list(res["ids"])
+
     def update(self, episodes: Sequence[Episode]) -> None:
         """Rewrite the recall metadata (count, last access, strength, archived).
 

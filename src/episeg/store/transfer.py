@@ -87,18 +87,17 @@ def _with_turn_vectors(store: Any, page: Sequence[Episode]) -> list[Episode]:
 
 
 def _pages(store: EpisodeStore) -> Iterator[list[Episode]]:
-    """Every episode once (archived too), page by page in storage order."""
-    seen: set[str] = set()
-    offset = 0
-    while True:
-        page = store.list_episodes(limit=_PAGE, offset=offset, include_archived=True)
-        fresh = [e for e in page if e.id not in seen]  # a write between pages shifts offsets
-        seen.update(e.id for e in fresh)
-        if fresh:
-            yield _with_turn_vectors(store, fresh)
-        if len(page) < _PAGE:
-            return
-        offset += len(page)
+    """Every episode once (archived too), page by page in storage order.
+
+    The ids are read first and the pages by id: paging by offset, a delete
+    between two pages moved the next page past an episode that was stored
+    the whole time, which the file then silently lacked.
+    """
+    ids = store.episode_ids()
+    for at in range(0, len(ids), _PAGE):
+        page = store.get(ids[at : at + _PAGE])  # one deleted meanwhile is simply absent
+        if page:
+            yield _with_turn_vectors(store, page)
 
 
 def export_lines(

@@ -124,6 +124,9 @@ class InMemoryEpisodeStore:
     def count(self) -> int:
         return len(self._rows)
 
+    def episode_ids(self) -> builtins.list[str]:
+        return list(self._rows)
+
     def update(self, episodes: Sequence[Episode]) -> None:
         """Rewrite the recall state; an id this tenant does not hold raises ``StoreError``."""
         rows = self._rows
