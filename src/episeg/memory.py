@@ -30,9 +30,11 @@ and are retried on later calls or by :meth:`Memory.retry_pending`.
 
 from __future__ import annotations
 
+import math
 import threading
 import time
 from collections.abc import Callable
+from numbers import Integral, Real
 from pathlib import Path
 
 from episeg.config import EpisegConfig
@@ -41,10 +43,11 @@ from episeg.durability.idle import IdleClosing
 from episeg.durability.journal import Journal
 from episeg.durability.memory_forget import MemoryForget
 from episeg.durability.memory_open import OpenRecall
+from episeg.durability.memory_outbox import MemoryOutbox
 from episeg.durability.memory_writes import MemoryWrites
 from episeg.durability.outbox import PendingWriter
 from episeg.durability.sessions import DEFAULT_MAX_RESIDENT, SessionPool
-from episeg.errors import JournalError
+from episeg.errors import ConfigError, JournalError
 from episeg.recall.hierarchical import HierarchicalRecaller
 from episeg.recall.index import IndexedStore
 from episeg.recall.memory_recall import MemoryRecall
@@ -59,7 +62,14 @@ __all__ = ["DEFAULT", "Memory"]  # DEFAULT is episeg.defaults.DEFAULT, re-export
 
 
 class Memory(
-    MemoryWrites, MemoryRecall, MemoryForget, MemoryTransfer, MemoryEdit, IdleClosing, OpenRecall
+    MemoryWrites,
+    MemoryOutbox,
+    MemoryRecall,
+    MemoryForget,
+    MemoryTransfer,
+    MemoryEdit,
+    IdleClosing,
+    OpenRecall,
 ):
     """Episodic memory for many users, backed by Chroma.
 
@@ -89,10 +99,10 @@ class Memory(
         ``False`` keeps it in memory only (no crash safety, for throwaway runs).
     retry_interval
         Seconds to wait, after a failed store write, before writes are tried
-        again automatically (:meth:`retry_pending` tries at once).
+        again automatically (:meth:`retry_pending` tries at once); finite, >= 0.
     max_sessions
-        Sessions kept in memory (all tenants); the least recently used beyond
-        it are dropped and replayed from the journal when used again.
+        Sessions kept in memory (all tenants, >= 1); the least recently used
+        beyond it are dropped and replayed from the journal when used again.
 
     Each tenant has its own segmenter and lock (:attr:`sessions`), so one
     tenant's turns, flushes, journal and store calls never wait for another's;
@@ -104,8 +114,9 @@ class Memory(
     (observe, flush, outbox: :class:`~episeg.durability.memory_writes.MemoryWrites`),
     reading (stores, recall, reinforcement, maintenance:
     :class:`~episeg.recall.memory_recall.MemoryRecall`) and erasure
-    (:class:`~episeg.durability.memory_forget.MemoryForget`), export and import
-    (:class:`~episeg.store.memory_transfer.MemoryTransfer`), get / edit /
+    (:class:`~episeg.durability.memory_forget.MemoryForget`), episodes handed in
+    closed and the outbox (:class:`~episeg.durability.memory_outbox.MemoryOutbox`),
+    export and import (:class:`~episeg.store.memory_transfer.MemoryTransfer`), get / edit /
     unarchive / tenants (:class:`~episeg.store.memory_edit.MemoryEdit`), the idle
     timeout (:class:`~episeg.durability.idle.IdleClosing`) and recall of open
     segments (:class:`~episeg.durability.memory_open.OpenRecall`). This class only
@@ -113,8 +124,12 @@ class Memory(
 
     Raises
     ------
+    ConfigError
+        ``max_sessions`` or ``retry_interval`` out of range (checked before
+        anything is opened).
     JournalError
-        When the journal cannot be opened or read at start-up.
+        When the journal cannot be opened or read at start-up (the journal,
+        if it was opened, is closed again: the path is not left locked).
     """
 
     def __init__(
@@ -131,6 +146,7 @@ class Memory(
         retry_interval: float = 5.0,
         max_sessions: int = DEFAULT_MAX_RESIDENT,
     ) -> None:
+        _check_arguments(retry_interval=retry_interval, max_sessions=max_sessions)
         self.config = config or EpisegConfig()
         self.path = Path(path)
         self.path.mkdir(parents=True, exist_ok=True)
@@ -150,15 +166,39 @@ class Memory(
         self._open_corpora: dict[str, tuple[tuple[int, int], OpenCorpus]] = {}
         # without an LLM judge, summaries are extractive (the most representative turn)
         self._extractive = self.judge is None or self.judge.name == "local"
+        self.retry_interval = float(retry_interval)
         self.journal = Journal(self.path / "journal.sqlite3" if journal else ":memory:")
-        self._writer = PendingWriter(
-            self.journal, self.store, retry_interval=retry_interval, rebuild=self.rebuild_store
-        )
-        self.sessions = SessionPool(
-            lambda: Segmenter(config=self.config, embedder=embedder, judge=self.judge),
-            self.journal,
-            finish=self._finish,
-            max_resident=max_sessions,
-        )
-        self._broken: JournalError | None = None
-        self.recovery = self._recover()
+        try:
+            self._writer = PendingWriter(
+                self.journal, self.store, retry_interval=retry_interval, rebuild=self.rebuild_store
+            )
+            self.sessions = SessionPool(
+                lambda: Segmenter(config=self.config, embedder=embedder, judge=self.judge),
+                self.journal,
+                finish=self._finish,
+                max_resident=max_sessions,
+            )
+            self._broken: JournalError | None = None
+            self.recovery = self._recover()
+        except BaseException:  # a half-built Memory must not keep the path locked
+            self.journal.close()
+            raise
+
+
+def _check_arguments(*, retry_interval: float, max_sessions: int) -> None:
+    """Refuse out-of-range arguments before ``Memory`` opens anything.
+
+    >>> _check_arguments(retry_interval=5.0, max_sessions=0)
+    Traceback (most recent call last):
+    ...
+    episeg.errors.ConfigError: max_sessions must be an int >= 1, got 0
+    """
+    if isinstance(max_sessions, bool) or not isinstance(max_sessions, Integral) or max_sessions < 1:
+        raise ConfigError(f"max_sessions must be an int >= 1, got {max_sessions!r}")
+    if (
+        isinstance(retry_interval, bool)
+        or not isinstance(retry_interval, Real)
+        or not math.isfinite(retry_interval)
+        or retry_interval < 0
+    ):
+        raise ConfigError(f"retry_interval must be a finite number >= 0, got {retry_interval!r}")

@@ -9,8 +9,12 @@ then written. When the session last took a turn is the journal's
 
 Who calls it: :meth:`IdleClosing.close_idle` (any code, any time); every
 ``observe`` checks its own tenant first, at most every
-:func:`check_interval` seconds; the HTTP service and the MCP server run
-:class:`IdleTicker`, a thread that checks every tenant on that interval.
+:func:`check_interval` seconds, and the turn's own session always; the HTTP
+service and the MCP server run :class:`IdleTicker`, a thread that checks
+every tenant on that interval and also retries the outbox once
+``retry_interval`` has passed after a failed write (``Memory.retry_due``), so a
+waiting episode is written soon after the store is back even if its tenant
+sends nothing more.
 
 >>> import tempfile
 >>> from episeg.config import EpisegConfig, IntakeConfig
@@ -33,6 +37,7 @@ from __future__ import annotations
 
 import logging
 import threading
+import time
 from collections.abc import Callable, Sequence
 from typing import TYPE_CHECKING
 
@@ -46,7 +51,7 @@ __all__ = ["IdleClosing", "IdleTicker", "check_interval"]
 
 log = logging.getLogger("episeg.memory")
 
-_BATCH = 32  # sessions per journal transaction, as flush does
+_MIN_WAKE = 0.1  # seconds: the ticker's shortest sleep (a retry_interval of 0 does not spin)
 
 
 def check_interval(timeout: float) -> float:
@@ -66,13 +71,15 @@ class IdleClosing:
     sessions: SessionPool
     _clock: Callable[[], float]
     _idle_checked: dict[str, float]
+    retry_interval: float
 
     def close_idle(self, now: float | None = None, *, user: str | None = None) -> list[Episode]:
         """Close the open episodes of sessions idle for ``config.intake.idle_timeout``.
 
         ``now`` defaults to the clock; ``user`` limits it to one tenant. Each
         tenant is handled under its own lock, in journal transactions of at
-        most 32 sessions (like :meth:`flush`). Returns the closed episodes that
+        most 32 sessions and never more than ``max_sessions`` (like
+        :meth:`flush`). Returns the closed episodes that
         reached the store (the others wait in :meth:`pending_writes`). A
         timeout of 0 closes nothing.
         """
@@ -85,9 +92,10 @@ class IdleClosing:
         for tenant in tenants:
             with self.sessions.lock(tenant):
                 self._check_usable()
-                keys = self.journal.idle_sessions(before=before, user=tenant)  # a turn may
-                for start in range(0, len(keys), _BATCH):  # have arrived meanwhile
-                    closed.extend(self._flush_sessions(tenant, keys[start : start + _BATCH]))
+                # a turn may have arrived meanwhile: ask again under the lock
+                closed.extend(
+                    self._flush_keys(tenant, self.journal.idle_sessions(before=before, user=tenant))
+                )
         if closed:
             log.info("idle timeout (%gs): closed %d episode(s)", timeout, len(closed))
         return closed
@@ -103,31 +111,64 @@ class IdleClosing:
         self._idle_checked[user] = now
         return self.close_idle(now, user=user)
 
+    def _close_session_if_idle(self, user: str, session: str) -> list[Episode]:
+        """Close (user, session)'s open episode if it is idle now (before its next turn).
+
+        One indexed journal read, on every turn: whether a late turn opens a new
+        episode does not depend on when the tenant was last checked (R3-D5).
+        """
+        timeout = self.config.intake.idle_timeout
+        if not timeout:
+            return []
+        before = float(self._clock()) - timeout
+        keys = self.journal.idle_sessions(before=before, user=user, session=session)
+        return self._flush_keys(user, keys) if keys else []
+
     if TYPE_CHECKING:  # provided by MemoryWrites
 
         def _check_usable(self) -> None: ...
 
-        def _flush_sessions(self, user: str, keys: Sequence[tuple[str, str]]) -> list[Episode]: ...
+        def _flush_keys(self, user: str, keys: Sequence[tuple[str, str]]) -> list[Episode]: ...
+
+    if TYPE_CHECKING:  # provided by MemoryOutbox
+
+        def retry_due(self) -> list[Episode]: ...
 
 
 class IdleTicker:
-    """A daemon thread calling ``memory.close_idle()`` every :func:`check_interval` seconds.
+    """A daemon thread closing idle sessions and retrying the outbox (one thread for both).
 
     Long-lived interfaces (the HTTP service, the MCP server) start one, so a
-    tenant that never sends another turn still gets its episodes closed. A
-    failure is logged and the next tick tries again. Nothing runs when the
-    timeout is 0.
+    tenant that never sends another turn still gets its episodes closed
+    (``memory.close_idle()`` every :func:`check_interval` seconds; not when
+    the timeout is 0) and its episodes waiting in the outbox written
+    (``memory.retry_due()``, checked every ``retry_interval`` seconds, at
+    least every 0.1 s). Any failure is logged and the next tick tries again:
+    the thread only ends with :meth:`stop`.
+
+    >>> import tempfile
+    >>> from episeg.memory import Memory
+    >>> from episeg.testing import HashingEmbedder
+    >>> mem = Memory(path=tempfile.mkdtemp(), embedder=HashingEmbedder(), judge=None,
+    ...              scorer=None, retry_interval=0.2)
+    >>> ticker = IdleTicker(mem).start()   # idle timeout 1800 s: checks every 60 s
+    >>> ticker.wake
+    0.2
+    >>> ticker.stop()
     """
 
     def __init__(self, memory: IdleClosing) -> None:
         self.memory = memory
         self.ticks = 0
+        timeout = memory.config.intake.idle_timeout
+        self._idle_every = check_interval(timeout) if timeout else None
+        retry_every = max(_MIN_WAKE, memory.retry_interval)
+        self.wake = min(retry_every, self._idle_every or retry_every)
         self._stop = threading.Event()
         self._thread = threading.Thread(target=self._run, name="episeg-idle", daemon=True)
 
     def start(self) -> IdleTicker:
-        if self.memory.config.intake.idle_timeout:
-            self._thread.start()
+        self._thread.start()
         return self
 
     def stop(self) -> None:
@@ -136,10 +177,19 @@ class IdleTicker:
             self._thread.join(timeout=30)
 
     def _run(self) -> None:
-        interval = check_interval(self.memory.config.intake.idle_timeout)
-        while not self._stop.wait(interval):
-            try:
-                self.memory.close_idle()
-            except EpisegError as exc:  # e.g. the journal is full: the next tick retries
-                log.warning("idle check failed: %s", exc)
+        next_idle = time.monotonic()
+        while not self._stop.wait(self.wake):
+            if self._idle_every is not None and time.monotonic() >= next_idle:
+                next_idle = time.monotonic() + self._idle_every
+                self._guarded("idle check", self.memory.close_idle)
+            self._guarded("outbox retry", self.memory.retry_due)
             self.ticks += 1
+
+    @staticmethod
+    def _guarded(what: str, call: Callable[[], object]) -> None:
+        try:
+            call()
+        except EpisegError as exc:  # e.g. the journal is full: the next tick retries
+            log.warning("%s failed: %s", what, exc)
+        except Exception:  # a bug must not end the thread: every later tick would be lost
+            log.exception("%s failed unexpectedly", what)

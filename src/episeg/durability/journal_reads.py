@@ -136,8 +136,13 @@ class JournalReads:
             ).fetchone()
             return int(row[0]), int(row[1])
 
-    def idle_sessions(self, *, before: float, user: str | None = None) -> list[tuple[str, str]]:
-        """(user, session) with open turns whose last turn arrived before ``before``, sorted."""
+    def idle_sessions(
+        self, *, before: float, user: str | None = None, session: str | None = None
+    ) -> list[tuple[str, str]]:
+        """(user, session) with open turns whose last turn arrived before ``before``, sorted.
+
+        ``user`` limits it to one tenant, ``session`` (with ``user``) to one session.
+        """
         with self._reading("listing idle sessions"):
             # driven by the turns table (only turns not yet stored), not by every session ever
             sql = (
@@ -145,11 +150,13 @@ class JournalReads:
                 " ON s.user = t.user AND s.session = t.session"
                 " WHERE t.episode IS NULL AND s.touched < ?"
             )
-            rows = (
-                self._db.execute(sql, (before,)).fetchall()
-                if user is None
-                else self._db.execute(sql + " AND t.user = ?", (before, user)).fetchall()
-            )
+            if user is None:
+                rows = self._db.execute(sql, (before,)).fetchall()
+            elif session is None:
+                rows = self._db.execute(sql + " AND t.user = ?", (before, user)).fetchall()
+            else:
+                sql += " AND t.user = ? AND t.session = ?"
+                rows = self._db.execute(sql, (before, user, session)).fetchall()
             return sorted((str(u), str(s)) for u, s in rows)
 
     def seen_times(self, user: str, session: str, ids: Iterable[str]) -> dict[str, float]:

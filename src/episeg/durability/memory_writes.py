@@ -29,7 +29,6 @@ from collections.abc import Callable, Iterable, Sequence
 from typing import TYPE_CHECKING, Self
 
 from episeg.config import EpisegConfig
-from episeg.durability.episode_checks import check_batch
 from episeg.durability.ids import globalise
 from episeg.durability.journal import Journal
 from episeg.durability.outbox import PendingWriter
@@ -48,7 +47,7 @@ log = logging.getLogger("episeg.memory")
 
 
 class MemoryWrites:
-    """Observe, flush, store and retry: the writing half of ``Memory``."""
+    """Observe and flush: the writing half of ``Memory`` (with ``MemoryOutbox``)."""
 
     journal: Journal
     sessions: SessionPool
@@ -64,6 +63,7 @@ class MemoryWrites:
     if TYPE_CHECKING:  # provided by IdleClosing and MemoryRecall
 
         def _close_idle_if_due(self, user: str) -> list[Episode]: ...
+        def _close_session_if_idle(self, user: str, session: str) -> list[Episode]: ...
         def _drop_tenant_cache(self, tenant: str) -> None: ...
 
     def observe(self, turn: Turn) -> list[Episode]:
@@ -84,6 +84,7 @@ class MemoryWrites:
             self._check_usable()
             self._writer.retry_if_due(turn.user)
             self._close_idle_if_due(turn.user)  # before the turn: a timed-out episode stays closed
+            self._close_session_if_idle(*key)  # its own session always, whenever last checked
             segmenter = self.sessions.enter(*key)
             try:
                 step = segmenter.observe(turn)
@@ -125,40 +126,14 @@ class MemoryWrites:
         store from an earlier failure are tried again first (and returned too).
         """
         self._check_usable()
-        if user is None:
+        if user is None:  # tenants with open turns, and those with only outbox rows (F15)
             users = set(self.sessions.tenants()) | {u for u, _ in self.journal.open_sessions()}
+            users |= {e.user for e in self.journal.pending()}
             return [e for u in sorted(users) for e in self.flush(u, session)]
         with self.sessions.lock(validate_tenant(user)):
             stored: list[Episode] = self._writer.retry_now(user)  # F15: a flush retries
             keys = [k for k in self.journal.open_sessions(user) if session in (None, k[1])]
-            size = min(32, self.sessions.max_resident)
-            for start in range(0, len(keys), size):
-                stored.extend(self._flush_sessions(user, keys[start : start + size]))
-            return stored
-
-    def store_episodes(self, episodes: Sequence[Episode]) -> list[Episode]:
-        """Score (if unscored) and store already-closed episodes, e.g. from batch.
-
-        The batch is checked whole first (:func:`~episeg.durability.episode_checks.check_batch`):
-        a malformed episode, or one id twice for a tenant, is an
-        :class:`~episeg.errors.EpisodeValidationError` and nothing is written.
-        """
-        check_batch(episodes, dim=self.embedder.dim)
-        scored = [self._scored(e) for e in episodes]
-        self.journal.close_episodes(scored, journaled=False)
-        return self._writer.write(scored)
-
-    def pending_writes(self) -> list[Episode]:
-        """Closed episodes waiting for the store (non-empty means degraded)."""
-        return self.journal.pending()
-
-    def retry_pending(self) -> list[Episode]:
-        """Try the pending writes now (tenant by tenant); return those that reached the store."""
-        stored: list[Episode] = []
-        for user in sorted({e.user for e in self.journal.pending()}):
-            with self.sessions.lock(user):
-                stored.extend(self._writer.drain(user))
-        return stored
+            return stored + self._flush_keys(user, keys)
 
     def tenant_lock(self, user: str) -> threading.RLock:
         """The re-entrant lock serialising ``user``'s writes.
@@ -189,8 +164,9 @@ class MemoryWrites:
         self.close()
 
     # -- internals --------------------------------------------------------------------
-    def _scored(self, episode: Episode) -> Episode:
-        if self._extractive and episode.turn_embeddings is not None and episode.turns:
+    def _scored(self, episode: Episode, *, summarise: bool = True) -> Episode:
+        """``episode`` scored if unscored; with ``summarise``, an extractive summary if due."""
+        if summarise and self._extractive and episode.turn_embeddings is not None and episode.turns:
             summary = extractive_summary(episode.turns, episode.turn_embeddings)
             episode = dataclasses.replace(episode, summary=summary or episode.summary)
         if episode.salience is not None:
@@ -204,14 +180,27 @@ class MemoryWrites:
                 "open a new Memory on the same path to recover"
             )
 
+    def _flush_keys(self, user: str, keys: Sequence[tuple[str, str]]) -> list[Episode]:
+        """Flush ``user``'s sessions ``keys`` (its lock held) in batches that all stay resident.
+
+        A batch is at most 32 sessions (one journal transaction) and at most the
+        resident cap: entering more would drop the batch's first sessions
+        before they are flushed (R3-D1).
+        """
+        size = min(32, self.sessions.max_resident)
+        stored: list[Episode] = []
+        for start in range(0, len(keys), size):
+            stored.extend(self._flush_sessions(user, keys[start : start + size]))
+        return stored
+
     def _flush_sessions(self, user: str, keys: Sequence[tuple[str, str]]) -> list[Episode]:
         segmenter = self.sessions.for_tenant(user)
-        for key in keys:
-            self.sessions.enter(*key)
-        closed = [self._finish(e) for key in keys for e in segmenter.flush(*key)]
         try:
+            for key in keys:
+                self.sessions.enter(*key)
+            closed = [self._finish(e) for key in keys for e in segmenter.flush(*key)]
             self.journal.close_episodes(closed, [segmenter.checkpoint(*k) for k in keys])
-        except JournalError:
+        except Exception:  # whatever failed, memory goes back to what the journal holds
             self._rebuild(keys)
             raise
         return self._writer.write(closed)

@@ -67,6 +67,12 @@ class PendingWriter:
         with self._lock:
             return bool(self._waiting)
 
+    @property
+    def due(self) -> bool:
+        """Whether writes wait in the outbox and ``retry_interval`` has passed since the failure."""
+        with self._lock:
+            return bool(self._waiting) and time.monotonic() >= self._retry_at
+
     def write(self, episodes: Sequence[Episode]) -> list[Episode]:
         """Store ``episodes`` (already in the outbox); return those stored."""
         if self.has_pending and time.monotonic() < self._retry_at:

@@ -49,18 +49,21 @@ def recover(sessions: SessionPool, writer: PendingWriter) -> RecoveryReport:
     """
     started = time.perf_counter()
     journal = sessions.journal
-    journaled = journal.sessions(open_only=True)
-    replay_closed = sum(len(sessions.load(one)) for one in journaled)
+    count = turns = replay_closed = 0
+    for key in journal.open_sessions():  # one session read at a time; the pool keeps its cap
+        for one in journal.sessions(only=key):
+            count, turns = count + 1, turns + len(one.turns)
+            replay_closed += len(sessions.load(one))
     pending = journal.pending()
     stored = writer.drain() if pending else []
     report = RecoveryReport(
-        sessions=len(journaled),
-        turns_replayed=sum(len(s.turns) for s in journaled),
+        sessions=count,
+        turns_replayed=turns,
         replay_closed=replay_closed,
         pending_found=len(pending),
         pending_stored=len(stored),
         seconds=time.perf_counter() - started,
     )
-    if journaled or pending:
+    if count or pending:
         log.info("journal recovery: %s", report)
     return report

@@ -155,7 +155,11 @@ class SessionPool:
         return self.for_tenant(user)
 
     def load(self, journaled: JournaledSession) -> list[Episode]:
-        """Replay one journaled session; episodes it closes are finished and journaled."""
+        """Replay one journaled session; episodes it closes are finished and journaled.
+
+        The session becomes the most recently used; sessions beyond the cap are
+        dropped, so start-up recovery keeps at most ``max_resident`` (R3-D4).
+        """
         segmenter = self.for_tenant(journaled.user)
         key = (journaled.user, journaled.session)
         closed = [self._finish(e) for e in replay(segmenter, journaled)]
@@ -169,6 +173,7 @@ class SessionPool:
                 len(closed),
             )
             self.journal.close_episodes(closed, [segmenter.checkpoint(*key)])
+        self._evict()
         return closed
 
     def reload(self, user: str, session: str) -> None:

@@ -5,7 +5,8 @@ a tenant parameter, and a turn whose ``user`` names another tenant is refused
 (403). Bodies over ``max_body_bytes`` get 413, malformed ones 422 (also JSON
 nested deeper than 100 levels, :mod:`episeg.interfaces.service_depth`), an
 unreachable store 503. While it runs, an :class:`~episeg.durability.idle.IdleTicker`
-closes the open episodes of sessions idle for ``intake.idle_timeout``. Run it
+closes the open episodes of sessions idle for ``intake.idle_timeout`` and retries
+the outbox. Run it
 with one worker: ``Memory`` serialises each tenant's writes with that tenant's
 lock and lets tenants run side by side (``episeg serve --keys-file keys.json``);
 to scale out, run replicas behind a proxy that routes each key to one replica
