@@ -186,7 +186,17 @@ class TestAsyncClient:
         assert {"a0", "a1", "a2", "a3"} <= set(sessions)
 
 
-ODD_IDS = ["lg:memories/prefs:editor", "a/b", "..", ".", "a?b#c", "%2F", "x y", "日本"]
+ODD_IDS = [
+    "lg:memories/prefs:editor",
+    "a/b",
+    "..",
+    ".",
+    "a?b#c",
+    "%2F",
+    "x y",
+    "日本",
+    "lg:" + "k" * 400,
+]
 
 
 def _store_odd_ids(tmp_path: Path) -> tuple[Memory, LiveServer]:

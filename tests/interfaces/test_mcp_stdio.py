@@ -106,3 +106,25 @@ def test_lone_surrogate_gets_an_error_reply(
     assert "lone surrogate" in reply["error"]["message"]
     after = wire.call(8, "observe_turn", {"actor": "user", "text": "still here", "ts": 1.0})
     assert after["id"] == 8 and after["result"]["isError"] is False
+
+
+def test_parallel_turns_without_ts_are_all_taken(wire: Wire) -> None:
+    """Tool calls sent before any answer is read are stamped "now" in arrival order (F7, F93)."""
+    sent = 40
+    for i in range(sent):
+        wire.send(
+            {
+                "jsonrpc": "2.0",
+                "id": 100 + i,
+                "method": "tools/call",
+                "params": {
+                    "name": "observe_turn",
+                    "arguments": {"actor": "user", "text": f"step {i} of the deploy"},
+                },
+            }
+        )
+    answers = [wire.receive(60.0) for _ in range(sent)]
+    refused = [a["result"]["content"][0]["text"] for a in answers if a["result"]["isError"]]
+    assert refused == []
+    flushed = wire.call(999, "flush", {})["result"]["structuredContent"]["closed"]
+    assert sum(e["turn_count"] for e in flushed) == sent

@@ -241,6 +241,8 @@ class TestServiceStoreDown:
                 down = c.post("/v1/recall", json={"query": "anything"})
                 assert down.status_code == 503, down.text
                 assert "unreachable" in down.json()["detail"]
+                used = c.post("/v1/used", json={"episode_ids": ["e1"]})  # not "no such episode"
+                assert used.status_code == 503, used.text
         finally:
             server.stop()
             chroma.stop()

@@ -21,6 +21,7 @@ from episeg.errors import EpisodeValidationError, TenantError
 from episeg.memory import Memory
 from episeg.testing import HashingEmbedder
 from episeg.types import Episode
+from episeg.types.episode import MAX_EPISODE_ID
 
 from .helpers import one_turn_episode
 
@@ -67,6 +68,16 @@ def test_a_malformed_episode_stores_nothing_of_its_batch(
     assert memory.episodes("alice") == [] and memory.pending_writes() == []
     assert [e.id for e in memory.store_episodes([good])] == ["good"]  # the memory still writes
     assert memory.recall("alice", "TLS cert", k=1)[0].episode.id == "good"
+
+
+def test_an_id_the_api_could_not_name_is_refused(memory: Memory) -> None:
+    """Ids up to MAX_EPISODE_ID characters are stored and named by ?id= (F95); longer: refused."""
+    good = one_turn_episode("alice", "good", "renew the TLS cert")
+    longest = dataclasses.replace(good, id="k" * MAX_EPISODE_ID)
+    assert [e.id for e in memory.store_episodes([longest])] == [longest.id]
+    too_long = dataclasses.replace(good, id="k" * (MAX_EPISODE_ID + 1))
+    with pytest.raises(EpisodeValidationError, match=f"1 to {MAX_EPISODE_ID} characters"):
+        memory.store_episodes([too_long])
 
 
 def test_one_id_twice_in_a_batch_is_refused_and_across_calls_replaces(memory: Memory) -> None:

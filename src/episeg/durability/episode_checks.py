@@ -34,11 +34,14 @@ from episeg.errors import EpisodeValidationError, StoreError
 from episeg.store.codec import encode
 from episeg.store.tenants import validate_tenant
 from episeg.types import Episode
+from episeg.types.episode import MAX_EPISODE_ID
 
 __all__ = ["check_batch"]
 
 
 def _problem(episode: Episode, dim: int) -> str | None:
+    if not 1 <= len(episode.id) <= MAX_EPISODE_ID:
+        return f"its id must be 1 to {MAX_EPISODE_ID} characters, got {len(episode.id)}"
     if not episode.turns:
         return "it holds no turn"
     if not (math.isfinite(episode.opened_at) and math.isfinite(episode.closed_at)):

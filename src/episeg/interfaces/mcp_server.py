@@ -120,19 +120,20 @@ def create_server(memory: Memory, user: str) -> MCPServer:
         """
 
         def run() -> Closed:
-            if ts is None:  # now, or the recorded time of a re-sent id (a duplicate, F6)
-                known = recorded_times(memory.journal, tenant, session, [{"id": id}])
-                stamp = known.get(id or "", time.time())
-            turn = Turn(
-                actor=Actor.parse(actor),
-                text=text,
-                ts=stamp if ts is None else ts,
-                type=None if type is None else TurnType.parse(type),
-                id=id,
-                user=tenant,
-                session=session,
-            )
-            return closed(list(memory.observe(turn)))
+            with memory.tenant_lock(tenant):  # stamped "now" in arrival order, as HTTP (F7)
+                if ts is None:  # now, or the recorded time of a re-sent id (a duplicate, F6)
+                    known = recorded_times(memory.journal, tenant, session, [{"id": id}])
+                    stamp = known.get(id or "", time.time())
+                turn = Turn(
+                    actor=Actor.parse(actor),
+                    text=text,
+                    ts=stamp if ts is None else ts,
+                    type=None if type is None else TurnType.parse(type),
+                    id=id,
+                    user=tenant,
+                    session=session,
+                )
+                return closed(list(memory.observe(turn)))
 
         return _guard(run)
 

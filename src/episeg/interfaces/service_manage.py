@@ -48,10 +48,11 @@ from episeg.interfaces.views import episode_view
 from episeg.memory import Memory
 from episeg.store.edit import MAX_SUMMARY_LENGTH, EpisodeEdit
 from episeg.types import Episode
+from episeg.types.episode import MAX_EPISODE_ID
 
 __all__ = ["EpisodeEditIn", "TenantsOut", "add_manage_routes"]
 
-_EpisodeId = Annotated[str, Path(min_length=1, max_length=256)]
+_EpisodeId = Annotated[str, Path(min_length=1, max_length=MAX_EPISODE_ID)]
 
 
 class EpisodeEditIn(BaseModel):

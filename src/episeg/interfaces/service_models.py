@@ -16,6 +16,7 @@ from pydantic import BaseModel, ConfigDict, Field, field_validator
 
 from episeg.errors import MetadataError
 from episeg.store.usermeta import validate_metadata
+from episeg.types.episode import MAX_EPISODE_ID
 
 __all__ = [
     "ERRORS",
@@ -39,7 +40,7 @@ __all__ = [
     "VerdictOut",
 ]
 
-EpisodeIdQuery = Annotated[str, Query(alias="id", min_length=1, max_length=256)]
+EpisodeIdQuery = Annotated[str, Query(alias="id", min_length=1, max_length=MAX_EPISODE_ID)]
 """An episode id as ``?id=``: any id an episode may have ("a/b", "." and ".." too)."""
 
 MAX_BATCH = 1000

@@ -39,12 +39,13 @@ from fastapi import Depends, FastAPI, HTTPException, Path, Query
 from fastapi.responses import Response
 from pydantic import BaseModel, ConfigDict, Field
 
-from episeg.errors import StoreError
+from episeg.errors import StoreError, StoreUnavailableError
 from episeg.interfaces.metrics import CONTENT_TYPE_LATEST, ServiceMetrics
 from episeg.interfaces.service_models import EpisodeIdQuery
 from episeg.interfaces.service_transfer import add_transfer_routes
 from episeg.memory import Memory
 from episeg.store.erase import ForgetReport
+from episeg.types.episode import MAX_EPISODE_ID
 
 __all__ = ["STATIC", "ForgottenOut", "add_extra_routes"]
 
@@ -69,7 +70,7 @@ class ForgottenOut(BaseModel):
 class UsedIn(BaseModel):
     model_config = ConfigDict(extra="forbid")
     episode_ids: Annotated[
-        list[Annotated[str, Field(min_length=1, max_length=256)]],
+        list[Annotated[str, Field(min_length=1, max_length=MAX_EPISODE_ID)]],
         Field(min_length=1, max_length=100),
     ]
 
@@ -132,7 +133,7 @@ def add_extra_routes(
 
     @app.delete("/v1/episodes/{episode_id}", responses=missing, include_in_schema=False)
     def forget_in_path(
-        episode_id: Annotated[str, Path(min_length=1, max_length=256)], owner: Tenant
+        episode_id: Annotated[str, Path(min_length=1, max_length=MAX_EPISODE_ID)], owner: Tenant
     ) -> ForgottenOut:
         """The older form: the id in the path (not one with "/", nor "." or "..")."""
         return forget_one(owner, episode_id)
@@ -167,6 +168,8 @@ def add_extra_routes(
         """Confirm that these recalled episodes were used: reinforces them (strength grows)."""
         try:
             updated = memory.confirm_used(owner, body.episode_ids)
+        except StoreUnavailableError:
+            raise  # a 503 like every route's, not "no such episode"
         except StoreError as exc:
             raise HTTPException(404, str(exc)) from None
         return UsedOut(confirmed=[e.id for e in updated])

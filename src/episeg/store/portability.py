@@ -54,6 +54,7 @@ import numpy as np
 from episeg.errors import StoreError
 from episeg.store.usermeta import validate_metadata
 from episeg.types import Episode, Salience, Turn, Verdict
+from episeg.types.episode import MAX_EPISODE_ID
 from episeg.types.turn import check_name
 
 __all__ = [
@@ -259,6 +260,8 @@ def episode_from_record(
         raise ValueError(f"id must be a non-empty string, got {values['id']!r}")
     if values.get("embedding") is None:
         raise ValueError("embedding is missing: an episode is stored with its vector")
+    if len(values["id"]) > MAX_EPISODE_ID:
+        raise ValueError(f"id has {len(values['id'])} characters, at most {MAX_EPISODE_ID}")
     check_name("id", values["id"])  # the rules of turn and session ids
     check_name("session", values.get("session"))
     _check_values(values)

@@ -19,7 +19,10 @@ import numpy as np
 from episeg.types.enums import Decision, SignalName
 from episeg.types.turn import Turn, iso_time
 
-__all__ = ["Episode", "JudgeAnswer", "Salience", "ScoredEpisode", "Verdict"]
+__all__ = ["MAX_EPISODE_ID", "Episode", "JudgeAnswer", "Salience", "ScoredEpisode", "Verdict"]
+
+MAX_EPISODE_ID = 1024
+"""The longest episode id (characters) a memory stores and its API can name (``?id=``)."""
 
 
 @dataclass(frozen=True, slots=True)
