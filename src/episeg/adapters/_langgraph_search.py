@@ -4,7 +4,8 @@ A search with a query is episeg's recall restricted to the namespace prefix:
 the whole tenant for ``(tenant,)``, else recall with the ``session`` filter
 of each session holding episodes under the prefix (recall's window is exact,
 so other namespaces never crowd the prefix's items out), widened until
-``offset + limit`` items pass, the sessions' hits merged by score.
+``offset + limit`` items pass, the sessions' hits merged by score. ``filter``
+and namespace matching are LangGraph's own (:mod:`episeg.adapters._langgraph_filter`).
 """
 
 from __future__ import annotations
@@ -15,6 +16,7 @@ from typing import Any
 
 from langgraph.store.base import ListNamespacesOp, SearchItem, SearchOp
 
+from episeg.adapters._langgraph_filter import check_filter, does_match, matches
 from episeg.adapters._langgraph_ids import identity, namespace_of
 from episeg.memory import Memory
 from episeg.types import Episode
@@ -49,11 +51,16 @@ def _namespace(episode: Episode) -> tuple[str, ...]:
 def _matches(episode: Episode, prefix: tuple[str, ...], where: dict[str, Any] | None) -> bool:
     if _namespace(episode)[: len(prefix)] != prefix:
         return False
-    return not where or all(key_value(episode)[1].get(k) == v for k, v in where.items())
+    return matches(key_value(episode)[1], where)
 
 
 def search(memory: Memory, tenant: str, op: SearchOp) -> list[SearchItem]:
-    """The items (and conversation episodes) ``op`` asks for, best or newest first."""
+    """The items (and conversation episodes) ``op`` asks for, best or newest first.
+
+    Raises :class:`~episeg.errors.ArgumentError` for a ``filter`` operator LangGraph
+    does not define, before anything is read.
+    """
+    check_filter(op.filter)
     scored = _recalled(memory, tenant, op) if op.query else _listed(memory, tenant, op)
     out: list[SearchItem] = []
     for episode, score in scored[op.offset : op.offset + op.limit]:
@@ -128,22 +135,16 @@ def _listed(memory: Memory, tenant: str, op: SearchOp) -> Scored:
 def list_namespaces(
     memory: Memory, tenants: list[str], op: ListNamespacesOp
 ) -> list[tuple[str, ...]]:
-    """The namespaces of ``tenants``' stored episodes that ``op`` asks for."""
+    """The namespaces of ``tenants``' stored episodes that ``op`` asks for.
+
+    As LangGraph's InMemoryStore: the match conditions see the whole namespace,
+    then namespaces are cut to ``max_depth`` and deduplicated, then paged.
+    """
     found: set[tuple[str, ...]] = set()
     for tenant in tenants:
-        for episode in _all(memory, tenant):
-            namespace = _namespace(episode)
-            found.add(namespace[: op.max_depth] if op.max_depth else namespace)
-    for condition in op.match_conditions or ():
-        path, n = tuple(condition.path), len(condition.path)
-
-        def fits(ns: tuple[str, ...], part: tuple[str, ...]) -> bool:
-            return len(ns) == len(part) and all(
-                p in ("*", s) for p, s in zip(part, ns, strict=True)
-            )
-
-        if condition.match_type == "prefix":
-            found = {ns for ns in found if fits(ns[:n], path)}
-        else:
-            found = {ns for ns in found if len(ns) >= n and fits(ns[-n:], path)}
-    return sorted(found)[op.offset : op.offset + op.limit]
+        found.update(_namespace(episode) for episode in _all(memory, tenant))
+    conditions = [(c.match_type, tuple(c.path)) for c in op.match_conditions or ()]
+    kept = [ns for ns in found if all(does_match(t, path, ns) for t, path in conditions)]
+    if op.max_depth is not None:
+        kept = list({ns[: op.max_depth] for ns in kept})
+    return sorted(kept)[op.offset : op.offset + op.limit]

@@ -11,7 +11,11 @@ it, and ``search`` with a query is episeg's recall within the namespace
 prefix (the whole tenant for ``(tenant,)``), so a search also finds the
 episodes the agent's conversations produced (their key is the episode id,
 their value its summary, salience and turns). ``search`` without a query
-lists the namespace. ``filter`` matches top-level value fields.
+lists the namespace. ``filter`` and ``list_namespaces`` behave as LangGraph's
+InMemoryStore (:mod:`episeg.adapters._langgraph_filter`): exact matches and the
+operators ``$eq $ne $gt $gte $lt $lte`` (another is an ``ArgumentError``; an item
+whose field is not a number does not match ``$gt`` and the like), and namespaces
+matched whole before ``max_depth`` cuts them.
 
 Item ids are unambiguous (:mod:`episeg.adapters._langgraph_ids`): items of
 ``("alice", "a:b")`` and ``("alice", "a")``, or of ``("alice", "x/y")`` and

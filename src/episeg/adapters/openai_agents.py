@@ -13,7 +13,12 @@
 - :meth:`EpisegSession.input_callback`, passed as
   ``RunConfig(session_input_callback=...)``, recalls the tenant's episodes for
   the new input and puts them before it as one ``developer`` message, which
-  is sent to the model but not stored in the history.
+  is sent to the model but not stored in the history. The current
+  conversation's own open turns are left out of it (the model has them in the
+  history); other sessions' open turns and every stored episode are recalled.
+  ``add_items`` drops only a note this session made (a ``developer`` message
+  with the exact text of a note it has not yet dropped), so a user or
+  assistant message quoting a note is kept and observed like any other.
 
 An item whose text is longer than the memory's ``max_turn_chars`` (default
 100,000 characters, e.g. a tool output of a whole log file) is observed
@@ -49,6 +54,7 @@ from typing import TYPE_CHECKING, Any
 
 from episeg.interfaces.aio import AsyncMemory
 from episeg.memory import Memory
+from episeg.recall.hits import RecallHit
 from episeg.store.tenants import validate_tenant
 from episeg.types import Actor, Turn, TurnType
 
@@ -59,6 +65,7 @@ if TYPE_CHECKING:  # the SDK is imported when a session is made (importing it ta
 __all__ = ["EpisegSession", "clip_turn", "item_to_turn"]
 
 CONTEXT_HEADER = "Relevant memories from earlier conversations (episeg):"
+_NOTES_KEPT = 8  # notes made and not yet handed back (a run that failed first leaves one)
 _CLIPPED = "[episeg: item {item} clipped, {total} characters; the first {kept} are kept above]"
 log = logging.getLogger(__name__)
 
@@ -70,11 +77,6 @@ def _text(content: Any) -> str:
         parts = [p.get("text", "") for p in content if isinstance(p, dict)]
         return "\n".join(p for p in parts if p)
     return ""
-
-
-def _is_note(item: Any) -> bool:
-    content = item.get("content") if isinstance(item, dict) else None
-    return isinstance(content, str) and content.startswith(CONTEXT_HEADER)
 
 
 def item_to_turn(item: Any, *, user: str, session: str, ts: float) -> Turn | None:
@@ -176,6 +178,7 @@ class EpisegSession:
         self.history = history if history is not None else _in_memory_history(session_id)
         self.recall_k = recall_k
         self._last_ts = 0.0
+        self._notes: list[str] = []  # the texts of the notes input_callback made, not yet dropped
 
     async def get_items(self, limit: int | None = None) -> list[TResponseInputItem]:
         """The verbatim history (the latest ``limit`` items)."""
@@ -191,7 +194,7 @@ class EpisegSession:
         so in its text and a logged warning (:func:`clip_turn`): a long tool output
         never fails the agent's run nor loses the items after it.
         """
-        items = [i for i in items if not _is_note(i)]
+        items = [i for i in items if not self._own_note(i)]
         limit = self.memory.memory.config.intake.max_turn_chars
         turns: list[tuple[int, Turn]] = []
         for n, item in enumerate(items):
@@ -211,6 +214,19 @@ class EpisegSession:
                 )
                 raise
 
+    def _own_note(self, item: Any) -> bool:
+        """Whether ``item`` is a note :meth:`input_callback` made (forgotten once seen).
+
+        The SDK copies the items it hands back, so a note is known by its role and
+        exact text, never by its header alone: a user's message quoting it is kept.
+        """
+        if not isinstance(item, dict) or item.get("role") != "developer":
+            return False
+        if item.get("type", "message") != "message" or item.get("content") not in self._notes:
+            return False
+        self._notes.remove(item["content"])
+        return True
+
     async def pop_item(self) -> TResponseInputItem | None:
         """Remove the latest item from the history (episeg keeps the observed turn)."""
         return await self.history.pop_item()
@@ -227,9 +243,8 @@ class EpisegSession:
         query = " ".join(_text(i.get("content")) for i in new_input if isinstance(i, dict))
         if not query.strip():
             return [*history, *new_input]
-        hits = await self.memory.recall(self.user, query, k=self.recall_k)
         lines: list[str] = []
-        for hit in hits:
+        for hit in await self._recalled(query):
             lines.append(f"- ({hit.episode.session}) {hit.episode.summary}")
             turns = getattr(hit, "turns", ()) or hit.episode.turns  # the matched turns
             lines += [
@@ -238,4 +253,19 @@ class EpisegSession:
         if not lines:
             return [*history, *new_input]
         note: Any = {"role": "developer", "content": "\n".join([CONTEXT_HEADER, *lines])}
+        self._notes = [*self._notes[1 - _NOTES_KEPT :], note["content"]]
         return [*history, note, *new_input]
+
+    async def _recalled(self, query: str) -> list[RecallHit]:
+        """The ``recall_k`` best hits but this conversation's own open turns.
+
+        Recall also searches open segments; this session's are in the history the
+        model gets, so they are skipped, and recall is asked for that many more.
+        """
+        k = self.recall_k
+        while True:
+            hits = await self.memory.recall(self.user, query, k=k)
+            kept = [h for h in hits if not (h.open and h.episode.session == self.session_id)]
+            if len(kept) >= self.recall_k or len(hits) < k:
+                return kept[: self.recall_k]
+            k += len(hits) - len(kept)
