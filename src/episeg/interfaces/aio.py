@@ -103,6 +103,7 @@ class AsyncMemory:
     store_episodes = _off_loop(Memory.store_episodes)
     pending_writes = _off_loop(Memory.pending_writes)
     retry_pending = _off_loop(Memory.retry_pending)
+    retry_due = _off_loop(Memory.retry_due)
     close_idle = _off_loop(Memory.close_idle)
     rebuild_store = _off_loop(Memory.rebuild_store)
     close = _off_loop(Memory.close)
