@@ -4,21 +4,14 @@ from __future__ import annotations
 
 import asyncio
 import logging
-from pathlib import Path
 from typing import Any
 
 import pytest
 
 from episeg.adapters.openai_agents import EpisegSession
 from episeg.memory import Memory
-from episeg.testing import HashingEmbedder
 
 pytest.importorskip("agents", reason="the openai-agents extra: pip install 'episeg[openai-agents]'")
-
-
-@pytest.fixture
-def memory(tmp_path: Path) -> Memory:
-    return Memory(path=tmp_path, embedder=HashingEmbedder(dim=64), judge=None, scorer=None)
 
 
 def test_a_long_item_is_clipped_visibly_and_later_items_are_kept(

@@ -8,30 +8,14 @@ open turns as "earlier conversations"). Real SDK, real Memory on Chroma.
 from __future__ import annotations
 
 import asyncio
-from pathlib import Path
 from types import ModuleType
 from typing import Any
 
-import pytest
-
 from episeg.adapters.openai_agents import CONTEXT_HEADER, EpisegSession
 from episeg.memory import Memory
-from episeg.testing import HashingEmbedder, LoopbackLLMServer, Reply
+from episeg.testing import LoopbackLLMServer, Reply
 from episeg.types import Turn
 from tests.adapters.test_openai_session import _run
-
-
-@pytest.fixture(scope="module")
-def sdk() -> ModuleType:
-    module: ModuleType = pytest.importorskip(
-        "agents", reason="the openai-agents extra: pip install 'episeg[openai-agents]'"
-    )
-    return module
-
-
-@pytest.fixture
-def memory(tmp_path: Path) -> Memory:
-    return Memory(path=tmp_path, embedder=HashingEmbedder(dim=64), judge=None, scorer=None)
 
 
 def _stored_turns(memory: Memory, user: str, session: str) -> list[str]:

@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import asyncio
 import sys
-from pathlib import Path
 from types import ModuleType
 from typing import Any
 
@@ -12,22 +11,8 @@ import pytest
 
 from episeg.adapters.openai_agents import CONTEXT_HEADER, EpisegSession
 from episeg.memory import Memory
-from episeg.testing import HashingEmbedder, LoopbackLLMServer, Reply
+from episeg.testing import LoopbackLLMServer, Reply
 from episeg.types import Turn
-
-
-@pytest.fixture(scope="module")
-def sdk() -> ModuleType:
-    """The OpenAI Agents SDK, imported when a test needs it (~1.5 s), not at collection."""
-    module: ModuleType = pytest.importorskip(
-        "agents", reason="the openai-agents extra: pip install 'episeg[openai-agents]'"
-    )
-    return module
-
-
-@pytest.fixture
-def memory(tmp_path: Path) -> Memory:
-    return Memory(path=tmp_path, embedder=HashingEmbedder(dim=64), judge=None, scorer=None)
 
 
 def _run(sdk: ModuleType, model: LoopbackLLMServer, session: EpisegSession, text: str) -> str:

@@ -17,6 +17,8 @@ TIMEOUT = 600.0
 
 
 class Clock:
+    """A settable clock for ``Memory(clock=...)`` (the idle-timeout tests share it)."""
+
     def __init__(self) -> None:
         self.now = 1_000_000.0
 

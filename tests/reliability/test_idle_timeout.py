@@ -29,15 +29,9 @@ from episeg.testing import HashingEmbedder
 from episeg.types import Turn
 from tests.interfaces.helpers import KEY_A, KEYS, LiveServer
 
+from .review3_helpers import Clock
+
 TIMEOUT = 600.0
-
-
-class Clock:
-    def __init__(self) -> None:
-        self.now = 1_000_000.0
-
-    def __call__(self) -> float:
-        return self.now
 
 
 def _memory(path: Path, clock: Clock, timeout: float = TIMEOUT) -> Memory:
