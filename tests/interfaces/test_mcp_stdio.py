@@ -109,7 +109,7 @@ def test_lone_surrogate_gets_an_error_reply(
 
 
 def test_parallel_turns_without_ts_are_all_taken(wire: Wire) -> None:
-    """Tool calls sent before any answer is read are stamped "now" in arrival order (F7, F93)."""
+    """Tool calls sent before any answer is read are stamped "now" in arrival order (F7, F92)."""
     sent = 40
     for i in range(sent):
         wire.send(

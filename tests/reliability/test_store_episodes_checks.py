@@ -71,7 +71,7 @@ def test_a_malformed_episode_stores_nothing_of_its_batch(
 
 
 def test_an_id_the_api_could_not_name_is_refused(memory: Memory) -> None:
-    """Ids up to MAX_EPISODE_ID characters are stored and named by ?id= (F95); longer: refused."""
+    """Ids up to MAX_EPISODE_ID characters are stored and named by ?id= (F94); longer: refused."""
     good = one_turn_episode("alice", "good", "renew the TLS cert")
     longest = dataclasses.replace(good, id="k" * MAX_EPISODE_ID)
     assert [e.id for e in memory.store_episodes([longest])] == [longest.id]
