@@ -31,7 +31,7 @@ still work for ids a path can carry.
 from collections.abc import Callable
 from typing import Annotated, Any
 
-from fastapi import Depends, FastAPI, HTTPException, Path, Query, Security
+from fastapi import Depends, FastAPI, HTTPException, Query, Security
 from fastapi.exceptions import RequestValidationError
 from fastapi.security import HTTPAuthorizationCredentials, HTTPBearer
 from pydantic import BaseModel, ConfigDict, Field, field_validator, model_validator
@@ -39,6 +39,7 @@ from pydantic import BaseModel, ConfigDict, Field, field_validator, model_valida
 from episeg.errors import EpisodeEditError, EpisodeNotFoundError
 from episeg.interfaces.service_auth import KeyRing
 from episeg.interfaces.service_models import (
+    EpisodeIdPath,
     EpisodeIdQuery,
     EpisodeOut,
     MetadataValue,
@@ -48,11 +49,8 @@ from episeg.interfaces.views import episode_view
 from episeg.memory import Memory
 from episeg.store.edit import MAX_SUMMARY_LENGTH, EpisodeEdit
 from episeg.types import Episode
-from episeg.types.episode import MAX_EPISODE_ID
 
 __all__ = ["EpisodeEditIn", "TenantsOut", "add_manage_routes"]
-
-_EpisodeId = Annotated[str, Path(min_length=1, max_length=MAX_EPISODE_ID)]
 
 
 class EpisodeEditIn(BaseModel):
@@ -178,17 +176,17 @@ def add_manage_routes(
 
     # The older forms, the id in the path: an id with "/", or "." / "..", cannot be named there.
     @app.get("/v1/episodes/{episode_id}", responses=missing, include_in_schema=False)
-    def get_episode_in_path(episode_id: _EpisodeId, owner: Tenant) -> EpisodeOut:
+    def get_episode_in_path(episode_id: EpisodeIdPath, owner: Tenant) -> EpisodeOut:
         return get_one(owner, episode_id)
 
     @app.patch("/v1/episodes/{episode_id}", responses=missing, include_in_schema=False)
     def update_episode_in_path(
-        episode_id: _EpisodeId, body: EpisodeEditIn, owner: Tenant
+        episode_id: EpisodeIdPath, body: EpisodeEditIn, owner: Tenant
     ) -> EpisodeOut:
         return edit_one(owner, episode_id, body)
 
     @app.post("/v1/episodes/{episode_id}/unarchive", responses=missing, include_in_schema=False)
-    def unarchive_in_path(episode_id: _EpisodeId, owner: Tenant) -> EpisodeOut:
+    def unarchive_in_path(episode_id: EpisodeIdPath, owner: Tenant) -> EpisodeOut:
         return unarchive_one(owner, episode_id)
 
     admin_errors: dict[int | str, dict[str, Any]] = {

@@ -11,7 +11,7 @@ checks its paths).
 # No `from __future__ import annotations`: pydantic reads the annotations at runtime.
 from typing import Annotated, Any, Literal
 
-from fastapi import Query
+from fastapi import Path, Query
 from pydantic import BaseModel, ConfigDict, Field, field_validator
 
 from episeg.errors import MetadataError
@@ -24,6 +24,7 @@ __all__ = [
     "READ_ERRORS",
     "ClosedOut",
     "ConflictOut",
+    "EpisodeIdPath",
     "EpisodeIdQuery",
     "EpisodeOut",
     "EpisodesOut",
@@ -42,6 +43,8 @@ __all__ = [
 
 EpisodeIdQuery = Annotated[str, Query(alias="id", min_length=1, max_length=MAX_EPISODE_ID)]
 """An episode id as ``?id=``: any id an episode may have ("a/b", "." and ".." too)."""
+EpisodeIdPath = Annotated[str, Path(min_length=1, max_length=MAX_EPISODE_ID)]
+"""An episode id in the path: the older routes, for ids a URL path can carry."""
 
 MAX_BATCH = 1000
 _Name = Annotated[str, Field(min_length=1, max_length=256)]

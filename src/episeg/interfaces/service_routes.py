@@ -41,7 +41,7 @@ from pydantic import BaseModel, ConfigDict, Field
 
 from episeg.errors import StoreError, StoreUnavailableError
 from episeg.interfaces.metrics import CONTENT_TYPE_LATEST, ServiceMetrics
-from episeg.interfaces.service_models import EpisodeIdQuery
+from episeg.interfaces.service_models import EpisodeIdPath, EpisodeIdQuery
 from episeg.interfaces.service_transfer import add_transfer_routes
 from episeg.memory import Memory
 from episeg.store.erase import ForgetReport
@@ -132,9 +132,7 @@ def add_extra_routes(
         return forget_one(owner, episode_id)
 
     @app.delete("/v1/episodes/{episode_id}", responses=missing, include_in_schema=False)
-    def forget_in_path(
-        episode_id: Annotated[str, Path(min_length=1, max_length=MAX_EPISODE_ID)], owner: Tenant
-    ) -> ForgottenOut:
+    def forget_in_path(episode_id: EpisodeIdPath, owner: Tenant) -> ForgottenOut:
         """The older form: the id in the path (not one with "/", nor "." or "..")."""
         return forget_one(owner, episode_id)
 
