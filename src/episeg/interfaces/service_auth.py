@@ -33,12 +33,13 @@ from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
 
+from starlette.responses import JSONResponse
 from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
 from episeg.errors import ConfigError, EpisegError
 from episeg.store.tenants import validate_tenant
 
-__all__ = ["BodyLimit", "KeyRing"]
+__all__ = ["BodyLimit", "KeyRing", "replaying"]
 
 MIN_KEY_LENGTH = 16
 _B64TOKEN = re.compile(r"[A-Za-z0-9\-._~+/]+=*")
@@ -185,7 +186,7 @@ class BodyLimit:
             return
         declared = dict(scope.get("headers") or []).get(b"content-length")
         if declared is not None and (not declared.isdigit() or int(declared) > self.max_bytes):
-            await self._reject(send)
+            await self._reject(scope, receive, send)
             return
         chunks: list[bytes] = []
         size = 0
@@ -196,33 +197,28 @@ class BodyLimit:
             chunk = message.get("body", b"")
             size += len(chunk)
             if size > self.max_bytes:
-                await self._reject(send)
+                await self._reject(scope, receive, send)
                 return
             chunks.append(chunk)
             if not message.get("more_body", False):
                 break
-        replayed = False
+        await self.app(scope, replaying(b"".join(chunks), receive), send)
 
-        async def replay() -> Message:
-            nonlocal replayed
-            if not replayed:
-                replayed = True
-                return {"type": "http.request", "body": b"".join(chunks), "more_body": False}
-            return await receive()
+    async def _reject(self, scope: Scope, receive: Receive, send: Send) -> None:
+        detail = f"request body over {self.max_bytes} bytes"
+        answer = JSONResponse({"detail": detail}, status_code=413, headers={"connection": "close"})
+        await answer(scope, receive, send)
 
-        await self.app(scope, replay, send)
 
-    async def _reject(self, send: Send) -> None:
-        body = json.dumps({"detail": f"request body over {self.max_bytes} bytes"}).encode()
-        await send(
-            {
-                "type": "http.response.start",
-                "status": 413,
-                "headers": [
-                    (b"content-type", b"application/json"),
-                    (b"content-length", str(len(body)).encode()),
-                    (b"connection", b"close"),
-                ],
-            }
-        )
-        await send({"type": "http.response.body", "body": body})
+def replaying(body: bytes, receive: Receive) -> Receive:
+    """A ``receive`` that hands the app ``body`` (read already) once, then defers to ``receive``."""
+    replayed = False
+
+    async def replay() -> Message:
+        nonlocal replayed
+        if not replayed:
+            replayed = True
+            return {"type": "http.request", "body": body, "more_body": False}
+        return await receive()
+
+    return replay

@@ -25,14 +25,15 @@ no recursion, whatever the bytes (malformed JSON is left to the parser):
 
 from __future__ import annotations
 
-import json
 from collections.abc import Iterable
 from email.message import Message as MimeMessage
 
 import numpy as np
-from starlette.types import ASGIApp, Message, Receive, Scope, Send
+from starlette.responses import JSONResponse
+from starlette.types import ASGIApp, Receive, Scope, Send
 
 from episeg.errors import ConfigError
+from episeg.interfaces.service_auth import replaying
 
 __all__ = ["MAX_JSON_DEPTH", "DepthLimit", "nesting_depth"]
 
@@ -99,31 +100,11 @@ class DepthLimit:
                 break
         body = b"".join(chunks)
         if nesting_depth(body) > self.max_depth:
-            await self._reject(send)
+            await self._reject(scope, receive, send)
             return
-        replayed = False
+        await self.app(scope, replaying(body, receive), send)
 
-        async def replay() -> Message:
-            nonlocal replayed
-            if not replayed:
-                replayed = True
-                return {"type": "http.request", "body": body, "more_body": False}
-            return await receive()
-
-        await self.app(scope, replay, send)
-
-    async def _reject(self, send: Send) -> None:
+    async def _reject(self, scope: Scope, receive: Receive, send: Send) -> None:
         msg = f"JSON nested deeper than {self.max_depth} levels"
         detail = [{"loc": ["body"], "msg": msg, "type": "json_too_deep"}]
-        body = json.dumps({"detail": detail}).encode()
-        await send(
-            {
-                "type": "http.response.start",
-                "status": 422,
-                "headers": [
-                    (b"content-type", b"application/json"),
-                    (b"content-length", str(len(body)).encode()),
-                ],
-            }
-        )
-        await send({"type": "http.response.body", "body": body})
+        await JSONResponse({"detail": detail}, status_code=422)(scope, receive, send)
