@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import dataclasses
+
 import numpy as np
 import pytest
 from hypothesis import given, settings
@@ -22,6 +24,7 @@ from episeg.segmentation.learned import (
     DEFAULT_WEIGHTS,
     BoundaryModel,
     LearnedPolicy,
+    learned_policy,
     load_model,
 )
 from episeg.segmentation.segmenter import Segmenter
@@ -182,6 +185,19 @@ class TestShippedWeights:
         assert "dialseg711/dialseg711.jsonl" in m.meta["never_read"]
         assert all(f["part"] == "tune" for f in m.meta["trained_on"])
         assert m.meta["embedder"] == "all-MiniLM-L6-v2"
+
+    def test_weights_of_another_feature_set_are_refused(self, tmp_path):
+        m = BoundaryModel.load(DEFAULT_WEIGHTS)
+        old = dataclasses.replace(
+            m, names=m.names[:-1], weights=m.weights[:-1], means=m.means[:-1], roles_unknown=None
+        )
+        old.save(tmp_path / "old.npz")
+        config = EpisegConfig(
+            combiner=CombinerConfig(kind="learned", weights=str(tmp_path / "old.npz"))
+        )
+        with pytest.raises(ConfigError, match=r"other features.*retrain"):
+            learned_policy(config, MiniLMShaped())
+        assert learned_policy(EpisegConfig(combiner=CombinerConfig(kind="learned")), MiniLMShaped())
 
     def test_agent_model_reproduces_its_scores_on_a_synthetic_stream(self):
         # A fixed synthetic stream (seeded unit vectors): topic A for 6 turns, then topic B.

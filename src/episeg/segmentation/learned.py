@@ -6,7 +6,6 @@
 a config asks for. The model's names are re-exported here.
 
 >>> import numpy as np
->>> from episeg.segmentation.features import EpisodeContext, feature_names
 >>> n = len(feature_names(0))
 >>> model = BoundaryModel(names=tuple(feature_names(0)), weights=np.zeros(n), bias=-9.0,
 ...                       vectors={}, lookahead=0, threshold=0.0, band=0.5,
@@ -33,7 +32,7 @@ import numpy as np
 
 from episeg.config import EpisegConfig
 from episeg.errors import ConfigError
-from episeg.segmentation.features import EpisodeContext, TurnView, boundary_features
+from episeg.segmentation.features import EpisodeContext, TurnView, boundary_features, feature_names
 from episeg.segmentation.model import (
     CHAT_WEIGHTS,
     DEFAULT_WEIGHTS,
@@ -290,6 +289,7 @@ def learned_policy(config: EpisegConfig, embedder: Embedder) -> LearnedPolicy | 
             f"combiner.weights {spec.weights!r} reads {model.lookahead} later turn(s); "
             "the streaming segmenter takes lookahead-0 models only"
         )
+    model.require_features(feature_names(0), f"combiner.weights {spec.weights!r}")
     return LearnedPolicy(
         model,
         threshold=spec.threshold,

@@ -129,6 +129,30 @@ class BoundaryModel:
         """
         return self if known or self.roles_unknown is None else self.roles_unknown
 
+    def require_features(self, names: tuple[str, ...], source: str) -> None:
+        """Refuse a model (or its roles-unknown model) not trained on exactly ``names``.
+
+        A weights file from an older feature set would otherwise fail on its
+        first turn, or, were the lengths equal, weigh the wrong features.
+
+        >>> m = BoundaryModel(names=("a",), weights=np.zeros(1), bias=0.0, vectors={},
+        ...                   lookahead=0, threshold=0.0, band=0.0, means=np.zeros(1),
+        ...                   vector_means={})
+        >>> try:
+        ...     m.require_features(("a", "b"), "old.npz")
+        ... except ConfigError as exc:
+        ...     print(str(exc).split(" (")[0])
+        old.npz was trained on other features than this episeg computes
+        """
+        for part in (self, self.roles_unknown):
+            if part is not None and part.names != names:
+                raise ConfigError(
+                    f"{source} was trained on other features than this episeg computes "
+                    f"(missing {sorted(set(names) - set(part.names))}, "
+                    f"unknown {sorted(set(part.names) - set(names))}, or another order); "
+                    "retrain it with `episeg train segmenter`"
+                )
+
     # -- scoring ----------------------------------------------------------------------
     def logit(self, x: np.ndarray, e: np.ndarray, a: np.ndarray, b: np.ndarray) -> float:
         """The boundary logit of one turn."""
