@@ -7,11 +7,23 @@ import json
 import time
 from collections.abc import Iterator
 from pathlib import Path
+from typing import Any
 
 import httpx
 import pytest
 
-from episeg.client import ENDPOINTS, APIError, AsyncClient, Client
+from episeg.client import (
+    ENDPOINTS,
+    APIError,
+    AsyncClient,
+    Client,
+    Closed,
+    EpisodeView,
+    Imported,
+    RecallHit,
+    Salience,
+    VerdictView,
+)
 from episeg.interfaces.runtime import open_memory
 from episeg.interfaces.service import create_app
 from episeg.interfaces.service_auth import KeyRing
@@ -119,6 +131,23 @@ class TestContract:
                 assert "503" in codes
                 if path.startswith("/v1/turns"):
                     assert "403" in codes
+
+    @pytest.mark.parametrize(
+        ("view", "schema"),
+        [
+            (Closed, "ClosedOut"),
+            (EpisodeView, "EpisodeOut"),
+            (RecallHit, "RecallHitOut"),
+            (Salience, "SalienceOut"),
+            (VerdictView, "VerdictOut"),
+            (Imported, "ImportOut"),
+        ],
+    )
+    def test_the_typed_views_have_the_fields_the_service_sends(
+        self, openapi: dict[str, Any], view: type, schema: str
+    ) -> None:
+        properties = openapi["components"]["schemas"][schema]["properties"]
+        assert set(view.__annotations__) == set(properties)
 
 
 class TestSyncClient:

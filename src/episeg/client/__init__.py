@@ -6,6 +6,12 @@ OpenAPI document, and return the service's JSON as typed dictionaries.
 test compares it with the service's ``/openapi.json`` in both directions, so
 the client and the service cannot drift apart silently.
 
+Every turn and chat message is sent with an id (the client makes one when it
+has none), so the service records a re-sent turn once, and the clients retry
+what cannot be recorded twice (:class:`RetryPolicy`; :mod:`episeg.client.retrying`
+says which calls after which failures). No answer after the retries raises
+:class:`NoAnswerError`, an :class:`APIError` with status 0.
+
 The tenant comes from the API key. A ``Turn`` whose ``user`` is the default
 (``"default"``) is sent without one; any other ``user`` is sent and the
 service refuses it (403) unless it is the key's tenant.
@@ -14,8 +20,9 @@ service refuses it (403) unless it is the key's tenant.
 (('GET', '/v1/episode'), ('PATCH', '/v1/episode'))
 
 The wire format (endpoints, typed views, :class:`APIError`) is in
-:mod:`episeg.client.wire`, :class:`Client` in :mod:`episeg.client.sync` and
-:class:`AsyncClient` in :mod:`episeg.client.aio`.
+:mod:`episeg.client.wire`, the request bodies in :mod:`episeg.client.bodies`,
+:class:`Client` in :mod:`episeg.client.sync` and :class:`AsyncClient` in
+:mod:`episeg.client.aio`.
 
 Against a running service::
 
@@ -29,6 +36,7 @@ Against a running service::
 from __future__ import annotations
 
 from episeg.client.aio import AsyncClient
+from episeg.client.retrying import NoAnswerError, RetryPolicy
 from episeg.client.sync import Client
 from episeg.client.wire import (
     ENDPOINTS,
@@ -56,7 +64,9 @@ __all__ = [
     "ExportData",
     "Forgotten",
     "Imported",
+    "NoAnswerError",
     "RecallHit",
+    "RetryPolicy",
     "Salience",
     "TurnInput",
     "VerdictView",

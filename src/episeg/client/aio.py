@@ -11,13 +11,23 @@
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Mapping
+from collections.abc import Awaitable, Callable, Iterable, Mapping
 from types import TracebackType
-from typing import IO, Any, Self, cast
+from typing import IO, Any, Self, TypeVar, cast
 
 import httpx
 
+from episeg.client.bodies import (
+    export_body,
+    messages_body,
+    recall_body,
+    sent_ids,
+    turn_body,
+    turns_body,
+    used_body,
+)
 from episeg.client.manage import AsyncManageCalls
+from episeg.client.retrying import RetryPolicy, no_answer
 from episeg.client.wire import (
     NDJSON,
     Closed,
@@ -28,13 +38,14 @@ from episeg.client.wire import (
     Imported,
     RecallHit,
     TurnInput,
+    _cut,
     _decode,
-    _export_body,
+    _export_answer,
     _headers,
-    _recall_body,
     _request,
-    _turn_body,
 )
+
+T = TypeVar("T")
 
 __all__ = ["AsyncClient"]
 
@@ -49,26 +60,40 @@ class AsyncClient(AsyncManageCalls):
         *,
         timeout: float = 30.0,
         transport: httpx.AsyncBaseTransport | None = None,
+        retry: RetryPolicy | None = None,
     ) -> None:
+        self._retry = retry if retry is not None else RetryPolicy()
         self._http = httpx.AsyncClient(
             base_url=base_url, headers=_headers(api_key), timeout=timeout, transport=transport
         )
 
+    async def _attempts(self, name: str, once: Callable[[], Awaitable[T]], body: Any = None) -> T:
+        try:
+            async for attempt in self._retry.async_retrying(name):
+                with attempt:
+                    result = await once()
+        except httpx.TransportError as exc:
+            raise no_answer(exc, sent_ids(body)) from exc
+        return result
+
     async def _call(self, name: str, path: Mapping[str, str] | None = None, **kw: Any) -> Any:
         method, url = _request(name, **(path or {}))
-        return _decode(await self._http.request(method, url, **kw))
+
+        async def once() -> Any:
+            return _decode(await self._http.request(method, url, **kw))
+
+        return await self._attempts(name, once, kw.get("json"))
 
     async def observe(self, turn: TurnInput) -> Closed:
-        return cast(Closed, await self._call("observe", json=_turn_body(turn)))
+        return cast(Closed, await self._call("observe", json=turn_body(turn)))
 
     async def observe_batch(self, turns: Iterable[TurnInput]) -> Closed:
-        body = [_turn_body(t) for t in turns]
-        return cast(Closed, await self._call("observe_batch", json=body))
+        return cast(Closed, await self._call("observe_batch", json=turns_body(turns)))
 
     async def observe_messages(
         self, messages: Iterable[Mapping[str, Any]], session: str = "default"
     ) -> Closed:
-        body = {"messages": [dict(m) for m in messages], "session": session}
+        body = messages_body(messages, session)
         return cast(Closed, await self._call("observe_messages", json=body))
 
     async def flush(self, session: str | None = None) -> Closed:
@@ -90,30 +115,40 @@ class AsyncClient(AsyncManageCalls):
         return cast(Forgotten, await self._call("forget_all", params={"confirm": "true"}))
 
     async def recall(self, query: str, k: int = 5, **options: Any) -> list[RecallHit]:
-        body = _recall_body(query, k, options)
+        body = recall_body(query, k, options)
         return cast(list[RecallHit], (await self._call("recall", json=body))["results"])
 
     async def used(self, episode_ids: Iterable[str]) -> Confirmed:
-        body = {"episode_ids": list(episode_ids)}
-        return cast(Confirmed, await self._call("used", json=body))
+        return cast(Confirmed, await self._call("used", json=used_body(episode_ids)))
 
     async def export(self) -> str:
         method, url = _request("export")
-        response = await self._http.request(method, url)
-        if response.is_error:
-            _decode(response)
-        return response.text
+
+        async def once() -> str:
+            return _export_answer(await self._http.request(method, url)).text
+
+        return await self._attempts("export", once)
 
     async def export_to(self, file: IO[bytes]) -> int:
         method, url = _request("export")
-        async with self._http.stream(method, url) as response:
-            if response.is_error:
-                await response.aread()
-                _decode(response)
-            return sum([file.write(chunk) async for chunk in response.aiter_bytes()])
+
+        async def once() -> int:
+            async with self._http.stream(method, url) as response:
+                if not response.is_success:
+                    await response.aread()
+                _export_answer(response)
+                written = 0
+                try:
+                    async for chunk in response.aiter_bytes():
+                        written += file.write(chunk)
+                except httpx.TransportError as exc:
+                    raise _cut(written, exc) from exc
+                return written
+
+        return await self._attempts("export", once)
 
     async def import_episodes(self, data: ExportData) -> Imported:
-        body = _export_body(data)
+        body = export_body(data)
         return cast(Imported, await self._call("import_episodes", content=body, headers=NDJSON))
 
     async def healthz(self) -> dict[str, str]:

@@ -10,13 +10,23 @@
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Mapping
+from collections.abc import Callable, Iterable, Mapping
 from types import TracebackType
-from typing import IO, Any, Self, cast
+from typing import IO, Any, Self, TypeVar, cast
 
 import httpx
 
+from episeg.client.bodies import (
+    export_body,
+    messages_body,
+    recall_body,
+    sent_ids,
+    turn_body,
+    turns_body,
+    used_body,
+)
 from episeg.client.manage import ManageCalls
+from episeg.client.retrying import RetryPolicy, no_answer
 from episeg.client.wire import (
     NDJSON,
     Closed,
@@ -27,13 +37,14 @@ from episeg.client.wire import (
     Imported,
     RecallHit,
     TurnInput,
+    _cut,
     _decode,
-    _export_body,
+    _export_answer,
     _headers,
-    _recall_body,
     _request,
-    _turn_body,
 )
+
+T = TypeVar("T")
 
 __all__ = ["Client"]
 
@@ -51,11 +62,21 @@ class Client(ManageCalls):
         Seconds per request.
     transport
         An httpx transport (tests pass ``httpx.ASGITransport`` or a mock).
+    retry
+        What is retried and how often (:class:`~episeg.client.retrying.RetryPolicy`;
+        default: twice, for the failures that cannot record anything twice;
+        ``RetryPolicy(retries=0)``: never). Every turn and message is sent with an
+        id (one is made when it has none), so a re-sent turn is recorded once.
 
     Raises
     ------
     APIError
-        From every method, when the service answers 4xx/5xx.
+        From every method, when the service answers 4xx/5xx or with something
+        that is not its answer (a redirect, a proxy's page).
+    NoAnswerError
+        (an ``APIError`` with status 0) when no answer came after the retries:
+        refused, timed out or cut off; ``.applied`` says whether the request may
+        have been applied, ``.sent_ids`` the turn ids it carried.
     """
 
     def __init__(
@@ -65,28 +86,42 @@ class Client(ManageCalls):
         *,
         timeout: float = 30.0,
         transport: httpx.BaseTransport | None = None,
+        retry: RetryPolicy | None = None,
     ) -> None:
+        self._retry = retry if retry is not None else RetryPolicy()
         self._http = httpx.Client(
             base_url=base_url, headers=_headers(api_key), timeout=timeout, transport=transport
         )
 
+    def _attempts(self, name: str, once: Callable[[], T], body: Any = None) -> T:
+        """``once()`` under the retry policy; a transport failure left becomes ``NoAnswerError``."""
+        try:
+            for attempt in self._retry.retrying(name):
+                with attempt:
+                    result = once()
+        except httpx.TransportError as exc:
+            raise no_answer(exc, sent_ids(body)) from exc
+        return result
+
     def _call(self, name: str, path: Mapping[str, str] | None = None, **kw: Any) -> Any:
         method, url = _request(name, **(path or {}))
-        return _decode(self._http.request(method, url, **kw))
+        return self._attempts(
+            name, lambda: _decode(self._http.request(method, url, **kw)), kw.get("json")
+        )
 
     def observe(self, turn: TurnInput) -> Closed:
         """Observe one turn; the episodes it closed."""
-        return cast(Closed, self._call("observe", json=_turn_body(turn)))
+        return cast(Closed, self._call("observe", json=turn_body(turn)))
 
     def observe_batch(self, turns: Iterable[TurnInput]) -> Closed:
         """Observe turns in order (at most 1000; all validated before any is observed)."""
-        return cast(Closed, self._call("observe_batch", json=[_turn_body(t) for t in turns]))
+        return cast(Closed, self._call("observe_batch", json=turns_body(turns)))
 
     def observe_messages(
         self, messages: Iterable[Mapping[str, Any]], session: str = "default"
     ) -> Closed:
         """Observe chat messages (``{"role", "content"}``, OpenAI style) of one session."""
-        body = {"messages": [dict(m) for m in messages], "session": session}
+        body = messages_body(messages, session)
         return cast(Closed, self._call("observe_messages", json=body))
 
     def flush(self, session: str | None = None) -> Closed:
@@ -119,33 +154,49 @@ class Client(ManageCalls):
         ``since``, ``until``, ``session``, ``expand``, ``context``,
         ``neighbours``); ``None`` values are left out.
         """
-        body = _recall_body(query, k, options)
+        body = recall_body(query, k, options)
         return cast(list[RecallHit], self._call("recall", json=body)["results"])
 
     def used(self, episode_ids: Iterable[str]) -> Confirmed:
         """Confirm these recalled episodes were used: reinforces them (404 for an unknown id)."""
-        return cast(Confirmed, self._call("used", json={"episode_ids": list(episode_ids)}))
+        return cast(Confirmed, self._call("used", json=used_body(episode_ids)))
 
     def export(self) -> str:
         """The tenant's export file (JSONL: a header, one line per episode, a trailer)."""
         method, url = _request("export")
-        response = self._http.request(method, url)
-        if response.is_error:
-            _decode(response)
-        return response.text
+
+        def once() -> str:
+            response = _export_answer(self._http.request(method, url))
+            return response.text
+
+        return self._attempts("export", once)
 
     def export_to(self, file: IO[bytes]) -> int:
-        """Stream the tenant's export file into a binary file; the number of bytes written."""
+        """Stream the tenant's export file into a binary file; the number of bytes written.
+
+        A stream cut after bytes were written raises ``APIError`` (the file then
+        holds an incomplete export without its trailer, which import refuses).
+        """
         method, url = _request("export")
-        with self._http.stream(method, url) as response:
-            if response.is_error:
-                response.read()
-                _decode(response)
-            return sum(file.write(chunk) for chunk in response.iter_bytes())
+
+        def once() -> int:
+            with self._http.stream(method, url) as response:
+                if not response.is_success:
+                    response.read()
+                _export_answer(response)
+                written = 0
+                try:
+                    for chunk in response.iter_bytes():
+                        written += file.write(chunk)
+                except httpx.TransportError as exc:
+                    raise _cut(written, exc) from exc
+                return written
+
+        return self._attempts("export", once)
 
     def import_episodes(self, data: ExportData) -> Imported:
         """Import an export file into the tenant, all or nothing (``APIError`` 422 or 409)."""
-        body = _export_body(data)
+        body = export_body(data)
         return cast(Imported, self._call("import_episodes", content=body, headers=NDJSON))
 
     def healthz(self) -> dict[str, str]:

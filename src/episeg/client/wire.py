@@ -3,14 +3,11 @@
 ``ENDPOINTS`` names the HTTP method and path behind every client method (a
 test compares it with the service's ``/openapi.json``); the ``TypedDict``
 views type the service's JSON answers; :class:`APIError` is what every client
-method raises for a 4xx/5xx answer.
+method raises for a 4xx/5xx answer. The request bodies are built in
+:mod:`episeg.client.bodies`.
 
 >>> ENDPOINTS["flush"]
 ('POST', '/v1/flush')
->>> _turn_body({"actor": "user", "text": "hi"})
-{'actor': 'user', 'text': 'hi'}
->>> _recall_body("deploy", 3, {"max_words": 200, "session": None})
-{'query': 'deploy', 'k': 3, 'max_words': 200}
 >>> _request("forget")
 ('DELETE', '/v1/episode')
 """
@@ -88,6 +85,8 @@ class EpisodeView(TypedDict, total=False):
     user: str
     session: str
     summary: str
+    start: str
+    end: str
     opened_at: float
     closed_at: float
     turn_count: int
@@ -109,6 +108,8 @@ class EpisodeView(TypedDict, total=False):
 class Closed(TypedDict):
     accepted: int
     closed: list[EpisodeView]
+    duplicates: list[str]
+    """Ids of turns the service had recorded already and skipped (a re-send)."""
 
 
 class RecallHit(TypedDict):
@@ -175,15 +176,6 @@ class APIError(EpisegError):
         self.retry_after = retry_after
 
 
-def _turn_body(turn: TurnInput) -> dict[str, Any]:
-    if isinstance(turn, Turn):
-        body = turn.to_dict()
-        if body.get("user") == "default":
-            del body["user"]
-        return body
-    return dict(turn)
-
-
 def _request(name: str, **path: str) -> tuple[Method, str]:
     method, template = ENDPOINTS[name]
     return method, template.format(**{k: quote(v, safe="") for k, v in path.items()})
@@ -208,6 +200,23 @@ def _decode(response: httpx.Response) -> Any:
         ) from None
 
 
+def _export_refusal(response: httpx.Response) -> APIError | None:
+    """The :class:`APIError` for a 2xx answer that is not the service's export stream.
+
+    A proxy's page answered 200 (a login page) would otherwise become the
+    export file; error statuses and redirects go through :func:`_decode`.
+
+    >>> _export_refusal(httpx.Response(200, text="<html>log in</html>"))
+    APIError("HTTP 200: not the service's export (content-type 'text/plain; charset=utf-8')")
+    >>> _export_refusal(httpx.Response(200, content=b"{}", headers=NDJSON)) is None
+    True
+    """
+    kind = response.headers.get("content-type", "")
+    if kind.split(";")[0].strip() == NDJSON["content-type"]:
+        return None
+    return APIError(response.status_code, f"not the service's export (content-type {kind!r})")
+
+
 def _decode_error(response: httpx.Response) -> APIError:
     try:
         body = response.json()
@@ -225,23 +234,23 @@ def _decode_error(response: httpx.Response) -> APIError:
     return APIError(response.status_code, detail, body=body, retry_after=retry_after)
 
 
-def _recall_body(query: str, k: int, options: Mapping[str, Any]) -> dict[str, Any]:
-    """The recall request: options left at ``None`` are not sent (the service's defaults)."""
-    return {"query": query, "k": k, **{n: v for n, v in options.items() if v is not None}}
-
-
-def _export_body(data: ExportData) -> bytes:
-    """An export file as the bytes ``POST /v1/import`` takes.
-
-    >>> _export_body(["a\\n", b"b\\n"])
-    b'a\\nb\\n'
-    """
-    if isinstance(data, str):
-        return data.encode("utf-8")
-    if isinstance(data, bytes):
-        return data
-    return b"".join(x.encode("utf-8") if isinstance(x, str) else x for x in data)
-
-
 def _headers(api_key: str | None) -> dict[str, str]:
     return {"Authorization": f"Bearer {api_key}"} if api_key else {}
+
+
+def _export_answer(response: httpx.Response) -> httpx.Response:
+    """``response`` if it is the service's export stream; else its :class:`APIError`."""
+    if not response.is_success:
+        _decode(response)  # raises: an error status or a redirect
+    refusal = _export_refusal(response)
+    if refusal is not None:
+        raise refusal
+    return response
+
+
+def _cut(written: int, exc: httpx.TransportError) -> APIError:
+    return APIError(
+        200,
+        f"the export stream broke after {written} bytes ({type(exc).__name__}: {exc}); "
+        "what was written is an incomplete export (no trailer: import refuses it)",
+    )

@@ -172,7 +172,14 @@ class BodyLimit:
 
     Checks ``Content-Length`` up front and counts streamed chunks too (a
     chunked upload cannot slip past); the accepted body is replayed to the app.
+    Before it answers 413 it reads and drops the rest of the body, up to
+    ``drain_factor`` times ``max_bytes``: a client still sending when the
+    answer came (httpx's async client with a body of a few MB) would otherwise
+    lose the 413 to a reset connection and see a bare network error. A body
+    larger still gets the 413 at once.
     """
+
+    drain_factor = 32
 
     def __init__(self, app: ASGIApp, *, max_bytes: int) -> None:
         if max_bytes < 1:
@@ -186,6 +193,8 @@ class BodyLimit:
             return
         declared = dict(scope.get("headers") or []).get(b"content-length")
         if declared is not None and (not declared.isdigit() or int(declared) > self.max_bytes):
+            if declared.isdigit() and int(declared) <= self.max_bytes * self.drain_factor:
+                await self._drain(receive, 0)
             await self._reject(scope, receive, send)
             return
         chunks: list[bytes] = []
@@ -197,12 +206,24 @@ class BodyLimit:
             chunk = message.get("body", b"")
             size += len(chunk)
             if size > self.max_bytes:
+                if message.get("more_body", False):
+                    await self._drain(receive, size)
                 await self._reject(scope, receive, send)
                 return
             chunks.append(chunk)
             if not message.get("more_body", False):
                 break
         await self.app(scope, replaying(b"".join(chunks), receive), send)
+
+    async def _drain(self, receive: Receive, size: int) -> None:
+        """Read and drop the rest of the body, up to ``drain_factor`` x ``max_bytes`` in all."""
+        while size <= self.max_bytes * self.drain_factor:
+            message = await receive()
+            if message["type"] != "http.request":
+                return
+            size += len(message.get("body", b""))
+            if not message.get("more_body", False):
+                return
 
     async def _reject(self, scope: Scope, receive: Receive, send: Send) -> None:
         detail = f"request body over {self.max_bytes} bytes"
