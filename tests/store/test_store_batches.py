@@ -14,7 +14,7 @@ from typing import Any
 import numpy as np
 import pytest
 
-from episeg.store import ChromaBackend, collection
+from episeg.store import ChromaBackend, collection, turns
 from episeg.types import Actor, Episode, Turn
 
 DIM = 8
@@ -71,3 +71,56 @@ def test_more_episodes_than_chromas_max_batch(tmp_path: Path) -> None:
     store.update([dataclasses.replace(e, strength=0.5, archived=True) for e in episodes])
     page = store.list_episodes(limit=6000, include_archived=True)
     assert len(page) == 6000 and all(e.archived and e.strength == 0.5 for e in page)
+
+
+def test_reads_and_deletes_by_id_stay_within_the_page(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """F107: every call naming ids names at most a page of them (SQLite binds each one)."""
+    monkeypatch.setattr(collection, "_WRITE_BATCH", 50)
+    monkeypatch.setattr(turns, "_WRITE_BATCH", 50)
+    store = ChromaBackend.persistent(tmp_path).store_for("alice")
+    episodes = _episodes(120)
+    store.add(episodes)
+    ids = [e.id for e in episodes]
+    episode_rows, turn_rows = store._handles.create()
+    sizes: list[int] = []
+
+    def spying(target: Any, name: str) -> None:
+        real = getattr(target, name)
+
+        def spy(*args: Any, ids: list[str] | None = None, where: Any = None, **kw: Any) -> Any:
+            named = ids if ids is not None else (where or {}).get("episode", {}).get("$in", [])
+            sizes.append(len(named))
+            if ids is not None:
+                kw["ids"] = ids
+            if where is not None:
+                kw["where"] = where
+            return real(*args, **kw)
+
+        monkeypatch.setattr(target, name, spy)
+
+    for name in ("get", "delete"):
+        spying(episode_rows, name)
+        spying(turn_rows._col, name)
+    assert [e.id for e in store.get(list(reversed(ids)))] == list(reversed(ids))
+    store.update([dataclasses.replace(e, strength=0.5) for e in episodes])  # reads ownership
+    assert set(store.turn_vectors(ids)) == set(ids)
+    store.delete(ids)
+    assert sizes and max(sizes) == 50 and sum(1 for s in sizes if s) > 4
+    assert store.count() == 0 and store.get(ids) == []
+
+
+@pytest.mark.slow
+def test_a_tenant_over_sqlites_variable_limit_can_be_maintained_and_erased(
+    tmp_path: Path,
+) -> None:
+    """F107: 33,000 episodes (SQLite allows 32,766 variables a statement)."""
+    store = ChromaBackend.persistent(tmp_path).store_for("alice")
+    episodes = _episodes(33_000)
+    store.add(episodes)
+    ids = [e.id for e in episodes]
+    store.update([dataclasses.replace(e, strength=0.5) for e in episodes])
+    assert len(store.get(ids)) == 33_000
+    store.delete(ids)
+    assert store.count() == 0

@@ -37,6 +37,7 @@ from episeg.errors import ArgumentError, EpisodeNotFoundError, StoreError
 from episeg.store.chroma_io import CHROMA_MAX_INT, READ_INCLUDE, vanished_retry
 from episeg.store.codec import RECALL_FIELDS, decode, encode, recall_metadata, user_metadata
 from episeg.store.tenant_collections import (
+    Handles,
     TenantCollections,
     delete,
     nearest,
@@ -127,14 +128,10 @@ class ChromaEpisodeStore:
     def get(self, ids: Sequence[str]) -> builtins.list[Episode]:
         """This tenant's episodes with these ids, in the order asked; unknown ids are skipped."""
         unique = list(dict.fromkeys(ids))
-        if not unique:
-            return []
-        res = self._handles.read(
-            "get",
-            lambda h: vanished_retry(lambda: h[0].get(ids=unique, include=READ_INCLUDE)),
-            None,
-        )
-        decoded = {ep.id: ep for ep in self._handles.decode_rows(res)}
+        decoded: dict[str, Episode] = {}
+        for page in _pages(unique):  # one SQL statement holds at most 32,766 ids
+            res = self._handles.read("get", partial(_read_rows, page), None)
+            decoded.update((ep.id, ep) for ep in self._handles.decode_rows(res))
         return [decoded[i] for i in unique if i in decoded]
 
     def query(
@@ -249,8 +246,8 @@ class ChromaEpisodeStore:
         if not ids:
             return
         owned = list(self._owned(ids, "delete"))
-        if owned:  # the collections exist (they held these ids) unless erased meanwhile
-            self._handles.write("delete", partial(delete, owned))
+        for page in _pages(owned):  # the collections exist (they held these ids)
+            self._handles.write("delete", partial(delete, page))
 
     def query_turns(
         self, embedding: np.ndarray, k: int, *, where: Mapping[str, Any] | None = None
@@ -269,15 +266,16 @@ class ChromaEpisodeStore:
 
     def _owned(self, ids: Sequence[str], what: str) -> dict[str, Mapping[str, Any]]:
         """The stored metadata of those of ``ids`` that are this tenant's episodes."""
-        unique = list(dict.fromkeys(ids))
-        res = self._handles.read(what, lambda h: h[0].get(ids=unique, include=["metadatas"]), None)
-        if res is None:
-            return {}
-        return {
-            i: m
-            for i, m in zip(res["ids"], res["metadatas"], strict=True)
-            if self._handles.owns(i, m)
-        }
+        owned: dict[str, Mapping[str, Any]] = {}
+        for page in _pages(list(dict.fromkeys(ids))):
+            res = self._handles.read(what, partial(_read_metadata, page), None)
+            if res is not None:
+                owned.update(
+                    (i, m)
+                    for i, m in zip(res["ids"], res["metadatas"], strict=True)
+                    if self._handles.owns(i, m)
+                )
+        return owned
 
     def _require_owned(self, ids: Sequence[str], what: str) -> None:
         missing = sorted(set(ids) - set(self._owned(ids, what)))
@@ -285,3 +283,18 @@ class ChromaEpisodeStore:
             raise StoreError(
                 f"cannot {what} unknown episode id(s) {missing[:5]} for tenant {self._tenant!r}"
             )
+
+
+def _pages(ids: builtins.list[str]) -> builtins.list[builtins.list[str]]:
+    """``ids`` in pages of :data:`_WRITE_BATCH`: Chroma binds every id of a call as one SQL
+    variable, and SQLite refuses a statement with more than 32,766 (a tenant that large
+    could not be erased, F107)."""
+    return [ids[at : at + _WRITE_BATCH] for at in range(0, len(ids), _WRITE_BATCH)]
+
+
+def _read_rows(ids: builtins.list[str], handles: Handles) -> Any:
+    return vanished_retry(lambda: handles[0].get(ids=ids, include=READ_INCLUDE))
+
+
+def _read_metadata(ids: builtins.list[str], handles: Handles) -> Any:
+    return handles[0].get(ids=ids, include=["metadatas"])

@@ -143,8 +143,9 @@ class TurnRows:
 
     def delete_episodes(self, episode_ids: Sequence[str]) -> None:
         """Delete every turn row of these episodes."""
-        if episode_ids:
-            self._col.delete(where={"episode": {"$in": list(episode_ids)}})
+        ids = list(episode_ids)
+        for start in range(0, len(ids), _WRITE_BATCH):  # SQLite: <= 32,766 variables a statement
+            self._col.delete(where={"episode": {"$in": ids[start : start + _WRITE_BATCH]}})
 
     def count(self) -> int:
         return int(self._col.count())
@@ -154,16 +155,15 @@ class TurnRows:
 
         An episode without rows, or with a gap in its positions, is left out.
         """
-        if not episode_ids:
-            return {}
-        res = self._col.get(
-            where={"episode": {"$in": list(dict.fromkeys(episode_ids))}}, include=["embeddings"]
-        )
+        unique = list(dict.fromkeys(episode_ids))
         rows: dict[str, dict[int, np.ndarray]] = {}
-        for row_id, vector in zip(res["ids"], res["embeddings"], strict=True):
-            episode_id, _, pos = str(row_id).rpartition(":")
-            if episode_id and pos.isdigit():
-                rows.setdefault(episode_id, {})[int(pos)] = np.asarray(vector, dtype=np.float32)
+        for start in range(0, len(unique), _WRITE_BATCH):
+            where = {"episode": {"$in": unique[start : start + _WRITE_BATCH]}}
+            res = self._col.get(where=where, include=["embeddings"])
+            for row_id, vector in zip(res["ids"], res["embeddings"], strict=True):
+                episode_id, _, pos = str(row_id).rpartition(":")
+                if episode_id and pos.isdigit():
+                    rows.setdefault(episode_id, {})[int(pos)] = np.asarray(vector, np.float32)
         return {
             eid: np.stack([found[p] for p in range(len(found))])
             for eid, found in rows.items()
