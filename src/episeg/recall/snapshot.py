@@ -235,6 +235,14 @@ class PersistentIndex(TenantIndex):
         except StoreError as exc:
             self._drop_snapshot(exc)
 
+    def revise_cards(self, episodes: Sequence[Episode]) -> None:
+        super().revise_cards(episodes)
+        if not self.quiet:
+            try:
+                self.snapshot.save(self)
+            except StoreError as exc:
+                self._drop_snapshot(exc)
+
     def remove(self, ids: Sequence[str]) -> None:
         before = len(self.cards)
         super().remove(ids)
