@@ -10,7 +10,7 @@ from __future__ import annotations
 import asyncio
 import io
 import time
-from collections.abc import Iterator
+from collections.abc import AsyncIterator, Iterator
 from pathlib import Path
 from typing import Any
 
@@ -192,7 +192,7 @@ class _Cut(httpx.SyncByteStream, httpx.AsyncByteStream):
         yield b'{"episeg-export": 1}\n'
         raise httpx.ReadError("peer closed connection")
 
-    async def __aiter__(self):  # type: ignore[override]
+    async def __aiter__(self) -> AsyncIterator[bytes]:
         yield b'{"episeg-export": 1}\n'
         raise httpx.ReadError("peer closed connection")
 
@@ -213,7 +213,8 @@ class TestExportIsTheServicesOrAnError:
     )
     def test_sync_and_async(self, answer, detail) -> None:
         def transport(request: httpx.Request) -> httpx.Response:
-            return answer()
+            response: httpx.Response = answer()
+            return response
 
         with Client("http://s", "k", transport=httpx.MockTransport(transport), retry=QUICK) as c:
             for call in (c.export, lambda: c.export_to(io.BytesIO())):
@@ -261,9 +262,9 @@ class TestArgumentsRefusedBeforeSending:
             with pytest.raises(RecallArgumentError, match="the string 'ab'"):
                 c.used("ab")
             with pytest.raises(TurnValidationError, match="observe_batch takes a list"):
-                c.observe_batch({"actor": "user", "text": "x"})  # type: ignore[arg-type]
+                c.observe_batch({"actor": "user", "text": "x"})  # type: ignore[dict-item]
             with pytest.raises(TurnValidationError, match="observe_messages takes a list"):
-                c.observe_messages({"role": "user", "content": "x"})  # type: ignore[arg-type]
+                c.observe_messages({"role": "user", "content": "x"})  # type: ignore[dict-item]
             with pytest.raises(TurnValidationError, match="a turn is"):
                 c.observe(["user", "x"])  # type: ignore[arg-type]
         assert mock.requests == []
