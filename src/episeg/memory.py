@@ -125,7 +125,8 @@ class Memory(
     Raises
     ------
     ConfigError
-        ``max_sessions`` or ``retry_interval`` out of range (checked before
+        ``max_sessions`` or ``retry_interval`` out of range, or a ``judge`` or
+        ``scorer`` that does not implement its protocol (checked before
         anything is opened).
     JournalError
         When the journal cannot be opened or read at start-up (the journal,
@@ -147,6 +148,7 @@ class Memory(
         max_sessions: int = DEFAULT_MAX_RESIDENT,
     ) -> None:
         _check_arguments(retry_interval=retry_interval, max_sessions=max_sessions)
+        _check_plugins(judge=judge, scorer=scorer)
         self.config = config or EpisegConfig()
         self.path = Path(path)
         self.path.mkdir(parents=True, exist_ok=True)
@@ -202,3 +204,24 @@ def _check_arguments(*, retry_interval: float, max_sessions: int) -> None:
         or retry_interval < 0
     ):
         raise ConfigError(f"retry_interval must be a finite number >= 0, got {retry_interval!r}")
+
+
+def _check_plugins(*, judge: object, scorer: object) -> None:
+    """Refuse a ``judge`` or ``scorer`` that is not one, before ``Memory`` opens anything.
+
+    Each is ``DEFAULT``, ``None`` or an object implementing its protocol
+    (:class:`~episeg.typing.Judge`: ``name``, ``calls``, ``judge()``;
+    :class:`~episeg.typing.SalienceScorer`: ``name``, ``score()``). A name such
+    as ``"local"`` is not a judge: it would fail on every episode later.
+
+    >>> _check_plugins(judge="local", scorer=None)
+    Traceback (most recent call last):
+    ...
+    episeg.errors.ConfigError: judge must be DEFAULT, None or an episeg.typing.Judge, got str ...
+    """
+    for label, value, protocol in (("judge", judge, Judge), ("scorer", scorer, SalienceScorer)):
+        if value is not None and value is not DEFAULT and not isinstance(value, protocol):
+            raise ConfigError(
+                f"{label} must be DEFAULT, None or an episeg.typing.{protocol.__name__}, "
+                f"got {type(value).__name__} {value!r:.80}"
+            )

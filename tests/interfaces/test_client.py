@@ -232,9 +232,10 @@ def _store_odd_ids(tmp_path: Path) -> tuple[Memory, LiveServer]:
     memory = open_memory(tmp_path, embedder=HashingEmbedder(dim=64))
     episodes = []
     for i, eid in enumerate(ODD_IDS):
-        turn = Turn(
-            actor="user", text=f"note {i} on deploys", ts=float(i), user="alice", id=f"t{i}"
-        )
+        turn = Turn(  # of the episode's user and session, as store_episodes requires
+            actor="user", text=f"note {i} on deploys", ts=float(i), user="alice", session="s",
+            id=f"t{i}",
+        )  # fmt: skip
         vector = memory.embedder.embed([turn.text])
         episodes.append(
             Episode(

@@ -67,7 +67,8 @@ def build(specs: list[tuple[int, int, int, int, str, str | None]]) -> list[Turn]
                 user=f"u{stream % 2}",
                 session=f"s{stream}",
                 id=f"s{stream}-{seq[stream]}",
-                type=TurnType(kind) if kind and role != "assistant" else None,
+                # only a type its actor can produce (Memory refuses the others, R4-C12)
+                type=TurnType(kind) if kind and kind.startswith(f"{role}-") else None,
             )
         )
         seq[stream] += 1

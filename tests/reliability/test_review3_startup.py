@@ -68,11 +68,14 @@ class TestR3D7BadArgumentsLockNothing:
             pytest.fail("no error")
 
 
+ALICE = {"user": "alice", "session": "s"}
+
+
 def test_r3d6_store_episodes_keeps_the_callers_summary(tmp_path: Path) -> None:
     memory = memory_for(tmp_path)
-    turns = (
-        Turn(actor="user", text="the deploy failed with a 502 from the gateway", ts=1.0),
-        Turn(actor="assistant", text="restart the ingress controller", ts=2.0),
+    turns = (  # alice's turns in session "s", as store_episodes requires (R4-C10)
+        Turn(actor="user", text="the deploy failed with a 502 from the gateway", ts=1.0, **ALICE),
+        Turn(actor="assistant", text="restart the ingress controller", ts=2.0, **ALICE),
     )
     vectors = memory.embedder.embed([t.text for t in turns])
     mine = dataclasses.replace(

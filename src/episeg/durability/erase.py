@@ -29,8 +29,9 @@ from collections.abc import Collection
 
 from episeg.durability.journal import Journal
 from episeg.errors import JournalError
+from episeg.segmentation.checkpoint import SessionCheckpoint
 
-__all__ = ["erase_journal", "scrub"]
+__all__ = ["erase_journal", "erase_open", "scrub"]
 
 _OUTBOX_SESSION = "json_extract(metadata, '$.session')"
 
@@ -74,12 +75,43 @@ def erase_journal(
         )
         if session is not None or everything:
             where = "user = ?" if everything else "user = ? AND session = ?"
-            args: tuple[str, ...] = (user,) if everything else (user, str(session))
+            args = (user,) if everything or session is None else (user, session)
             deleted += db.execute(f"DELETE FROM turns WHERE {where}", args).rowcount
             for table in ("seen", "sessions"):
                 db.execute(f"DELETE FROM {table} WHERE {where}", args)
             outbox = "user = ?" if everything else f"user = ? AND {_OUTBOX_SESSION} = ?"
             db.execute(f"DELETE FROM outbox WHERE {outbox}", args)
+        return deleted
+
+
+def erase_open(journal: Journal, checkpoint: SessionCheckpoint) -> int:
+    """Delete the open turns of ``checkpoint``'s session and their seen ids; return turns deleted.
+
+    ``checkpoint`` replaces the session's: the state after its open episode
+    was closed (nothing open). The session's stored and waiting episodes, and
+    the ids of their turns, are not touched. Call :func:`scrub` afterwards.
+
+    Raises
+    ------
+    JournalError
+        If SQLite fails (nothing is deleted).
+    """
+    user, session = checkpoint.user, checkpoint.session
+    db = journal._db
+    with journal._transaction(f"erasing the open episode of {user!r}/{session!r}"):
+        db.execute("PRAGMA secure_delete=ON")
+        db.execute(
+            "DELETE FROM seen WHERE user = ? AND session = ? AND turn_id IN (SELECT turn_id"
+            " FROM turns WHERE user = ? AND session = ? AND episode IS NULL)",
+            (user, session, user, session),
+        )
+        deleted: int = db.execute(
+            "DELETE FROM turns WHERE user = ? AND session = ? AND episode IS NULL", (user, session)
+        ).rowcount
+        db.execute(
+            "UPDATE sessions SET checkpoint = ? WHERE user = ? AND session = ?",
+            (checkpoint.to_json(), user, session),
+        )
         return deleted
 
 

@@ -36,15 +36,18 @@ sends nothing more.
 from __future__ import annotations
 
 import logging
+import math
 import threading
 import time
 from collections.abc import Callable, Sequence
+from numbers import Real
 from typing import TYPE_CHECKING
 
 from episeg.config import EpisegConfig
 from episeg.durability.journal import Journal
 from episeg.durability.sessions import SessionPool
-from episeg.errors import EpisegError
+from episeg.errors import ArgumentError, EpisegError
+from episeg.store.tenants import validate_tenant
 from episeg.types import Episode
 
 __all__ = ["IdleClosing", "IdleTicker", "check_interval"]
@@ -82,11 +85,24 @@ class IdleClosing:
         :meth:`flush`). Returns the closed episodes that
         reached the store (the others wait in :meth:`pending_writes`). A
         timeout of 0 closes nothing.
+
+        Raises
+        ------
+        ArgumentError
+            ``now`` is not a finite number (a bool is not one).
+        TenantError
+            ``user`` is not a valid tenant id.
         """
+        if now is not None and (
+            isinstance(now, bool) or not isinstance(now, Real) or not math.isfinite(now)
+        ):
+            raise ArgumentError(f"now must be a finite number or None, got {now!r:.80}")
+        if user is not None:
+            validate_tenant(user)
         timeout = self.config.intake.idle_timeout
         if not timeout:
             return []
-        before = (float(self._clock()) if now is None else now) - timeout
+        before = (float(self._clock()) if now is None else float(now)) - timeout
         tenants = sorted({u for u, _ in self.journal.idle_sessions(before=before, user=user)})
         closed: list[Episode] = []
         for tenant in tenants:

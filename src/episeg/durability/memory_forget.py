@@ -21,11 +21,13 @@ is a mixin: ``Memory`` builds the parts it declares.
 
 from __future__ import annotations
 
+import dataclasses
 import logging
 from typing import TYPE_CHECKING
 
-from episeg.durability.erase import erase_journal, scrub
+from episeg.durability.erase import erase_journal, erase_open, scrub
 from episeg.durability.journal import Journal
+from episeg.durability.memory_open import open_segments
 from episeg.durability.sessions import SessionPool
 from episeg.errors import ArgumentError
 from episeg.store.erase import (
@@ -82,24 +84,28 @@ class MemoryForget:
         (:mod:`episeg.store.scrub`; a server's folder: ``episeg scrub DIR``). Archived episodes are
         in the same collection and go too; no per-tenant weights are kept on
         disk. Another tenant's episode id erases nothing: it is reported in
-        ``missing``. A forgotten turn id is accepted again.
+        ``missing``. A forgotten turn id is accepted again. The id of a still
+        open episode (a recall hit with ``open=True``) erases its open turns
+        from the journal: the session goes on with a new episode.
 
         Raises
         ------
         ArgumentError
-            Unless exactly one of ``episode``, ``session``, ``all`` is given.
+            Unless exactly one of ``episode``, ``session``, ``all=True`` is given,
+            ``episode`` and ``session`` strings and ``all`` a bool.
         TenantError, StoreError, JournalError
             Invalid tenant; the store or journal failed (call again: erasure is idempotent).
         """
-        if sum((episode is not None, session is not None, all)) != 1:
-            raise ArgumentError("give exactly one of episode=, session= or all=True")
+        _check_forget(episode, session, all)
         tenant = validate_tenant(user)
         with self.sessions.lock(tenant):
             store = self.store(tenant)
+            opened: list[str] = []  # the sessions whose open episode has this id
             if episode is not None:
                 erased = store.get([episode])
                 pending = [e for e in self.journal.pending(tenant) if e.id == episode]
                 erased = erased or pending
+                opened = [o.session for o in open_segments(self.journal, tenant) if o.id == episode]
             else:
                 erased = session_episodes(store.inner, None if all else session)
             folder = getattr(self.backend, "path", None)
@@ -131,6 +137,11 @@ class MemoryForget:
                 if (ids or session is not None or all)
                 else 0
             )
+            for name in opened:
+                turns += self._erase_open(tenant, name)
+                keys.add((tenant, name))
+            if opened:
+                ids = sorted({*ids, episode or ""})
             for key in sorted(keys):
                 self.sessions.reload(*key)  # in-memory state and seen ids follow the journal
             scrub(self.journal)
@@ -154,3 +165,45 @@ class MemoryForget:
             vacuumed=vacuumed,
             log_rows=left,
         )
+
+    def _erase_open(self, tenant: str, session: str) -> int:
+        """Erase (tenant, session)'s open episode from the journal; return the turns erased.
+
+        The episode is closed in memory without being stored, and the journal
+        keeps the session's state after that close (with no judge summary,
+        which may quote the erased turns). Whatever happens, the session is
+        reloaded from the journal.
+        """
+        segmenter = self.sessions.enter(tenant, session)
+        try:
+            segmenter.flush(tenant, session)  # dropped: the open episode is never stored
+            after = dataclasses.replace(
+                segmenter.checkpoint(tenant, session), prediction_summary=""
+            )
+            return erase_open(self.journal, after)
+        finally:
+            self.sessions.reload(tenant, session)
+
+
+def _check_forget(episode: object, session: object, everything: object) -> None:
+    """Raise :class:`~episeg.errors.ArgumentError` unless ``forget``'s arguments name one thing.
+
+    A session that is not a string would erase the journal's rows of its
+    ``str()`` and none of the store's (R4-C2).
+
+    >>> _check_forget(None, 123, False)
+    Traceback (most recent call last):
+    ...
+    episeg.errors.ArgumentError: session must be a string, got int 123
+    """
+    if not isinstance(everything, bool):
+        raise ArgumentError(f"all must be True or False, got {type(everything).__name__}")
+    for name, value in (("episode", episode), ("session", session)):
+        if value is not None and not isinstance(value, str):
+            raise ArgumentError(
+                f"{name} must be a string, got {type(value).__name__} {value!r:.80}"
+            )
+    if episode == "":
+        raise ArgumentError("episode must be a non-empty id")
+    if sum((episode is not None, session is not None, everything)) != 1:
+        raise ArgumentError("give exactly one of episode=, session= or all=True")

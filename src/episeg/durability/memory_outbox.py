@@ -13,7 +13,8 @@ the caller gave is kept (an empty one is filled in, as for an episode
 >>> from episeg.testing import HashingEmbedder
 >>> from episeg.types import Episode, Turn
 >>> mem = Memory(path=tempfile.mkdtemp(), embedder=HashingEmbedder(), judge=None, scorer=None)
->>> turns = (Turn(actor="user", text="the deploy failed with a 502", ts=1.0, user="bob"),)
+>>> turns = (Turn(actor="user", text="the deploy failed with a 502", ts=1.0, user="bob",
+...               session="s"),)
 >>> vectors = mem.embedder.embed([t.text for t in turns])
 >>> ep = Episode(id="e1", user="bob", session="s", turns=turns, opened_at=1.0, closed_at=1.0,
 ...              summary="Gateway 502 on deploy", embedding=vectors[0], turn_embeddings=vectors)
@@ -56,7 +57,8 @@ class MemoryOutbox:
         """Score (if unscored) and store already-closed episodes, e.g. from batch.
 
         The batch is checked whole first (:func:`~episeg.durability.episode_checks.check_batch`):
-        a malformed episode, or one id twice for a tenant, is an
+        a malformed episode (a field of the wrong kind, a turn of another user or
+        session...), or one id twice for a tenant, is an
         :class:`~episeg.errors.EpisodeValidationError` and nothing is written.
         A given summary is kept. The batch is journaled in one transaction
         under the locks of its tenants (taken in sorted order); each tenant's

@@ -26,6 +26,7 @@ import dataclasses
 import logging
 import threading
 from collections.abc import Callable, Iterable, Sequence
+from contextlib import ExitStack
 from typing import TYPE_CHECKING, Self
 
 from episeg.config import EpisegConfig
@@ -33,8 +34,10 @@ from episeg.durability.ids import globalise
 from episeg.durability.journal import Journal
 from episeg.durability.outbox import PendingWriter
 from episeg.durability.recovery import RecoveryReport, recover
+from episeg.durability.scoring import score_episode
 from episeg.durability.sessions import SessionPool
-from episeg.errors import JournalError
+from episeg.durability.turn_checks import check_batch_turns, check_turn, preview_batch
+from episeg.errors import ArgumentError, JournalError
 from episeg.recall.summary import extractive_summary
 from episeg.store.repair import rebuild_tenant, resume_rebuilds
 from episeg.store.tenants import validate_tenant
@@ -75,11 +78,15 @@ class MemoryWrites:
         Raises
         ------
         TurnValidationError, TenantError
-            The turn is refused (nothing was recorded).
+            The turn is refused (nothing was recorded): not a ``Turn``, a
+            ``type`` its actor cannot produce (:func:`~episeg.types.turn.check_kind`),
+            text too long, ts going backwards, an id reused with other content,
+            an invalid tenant.
         JournalError
             The turn could not be made durable: it was NOT accepted.
         """
-        key = (validate_tenant(turn.user), turn.session)
+        turn = check_turn(turn)
+        key = (turn.user, turn.session)
         with self.sessions.lock(turn.user):
             self._check_usable()
             self._writer.retry_if_due(turn.user)
@@ -111,10 +118,41 @@ class MemoryWrites:
             return self._writer.write(scored)
 
     def ingest(self, turns: Iterable[Turn]) -> list[Episode]:
-        """Observe many turns in order (streaming); does not flush."""
+        """Observe many turns in order, all or nothing; does not flush.
+
+        The whole batch is checked first (:mod:`~episeg.durability.turn_checks`),
+        under the locks of its tenants: if :meth:`observe` would refuse a turn,
+        its error names the turn's place in the batch and nothing of the batch
+        is recorded, so the corrected batch can be sent again whole (re-sent
+        turns with ids are skipped as duplicates). A failure past the checks
+        (the embedder, the journal) keeps the turns before it; a note on the
+        error says how many (example: :mod:`~episeg.durability.turn_checks`).
+
+        Raises
+        ------
+        TurnValidationError, TenantError
+            A turn is refused (see :meth:`observe`); nothing was recorded.
+        JournalError
+            As for :meth:`observe`.
+        """
+        batch = check_batch_turns(turns)
         closed: list[Episode] = []
-        for turn in turns:
-            closed.extend(self.observe(turn))
+        with ExitStack() as held:
+            for user in sorted({t.user for t in batch}):
+                held.enter_context(self.sessions.lock(user))
+            self._check_usable()
+            preview_batch(self.sessions, batch)
+            for done, turn in enumerate(batch):
+                try:
+                    closed.extend(self.observe(turn))
+                except Exception as exc:
+                    exc.add_note(
+                        f"ingest: turns 0 to {done - 1} of the batch were taken and are kept, "
+                        f"turns {done} to {len(batch) - 1} were not"
+                        if done
+                        else "ingest: no turn of the batch was taken"
+                    )
+                    raise
         return closed
 
     def flush(self, user: str | None = None, session: str | None = None) -> list[Episode]:
@@ -124,7 +162,10 @@ class MemoryWrites:
         most 32 sessions, so a flush of many sessions never holds the journal
         long for other tenants. Episodes of the tenant still waiting for the
         store from an earlier failure are tried again first (and returned too).
+        A ``session`` that is not a string is an :class:`~episeg.errors.ArgumentError`.
         """
+        if session is not None and not isinstance(session, str):
+            raise ArgumentError(f"session must be a string or None, got {type(session).__name__}")
         self._check_usable()
         if user is None:  # tenants with open turns, and those with only outbox rows (F15)
             users = set(self.sessions.tenants()) | {u for u, _ in self.journal.open_sessions()}
@@ -252,12 +293,4 @@ class MemoryWrites:
         return recover(self.sessions, self._writer)
 
     def _score(self, episode: Episode) -> Salience:
-        if self.scorer is None:
-            return Salience.unscored("no salience scorer configured", scorer="none")
-        try:
-            return self.scorer.score(episode)
-        except Exception as exc:  # scorers should not raise (a plug-in may): record it, go on
-            log.warning(
-                "salience scorer %s raised on episode %s: %r", self.scorer.name, episode.id, exc
-            )
-            return Salience.unscored(f"scorer raised: {exc!r}", scorer=self.scorer.name)
+        return score_episode(self.scorer, episode)  # unscored, logged, if the scorer fails

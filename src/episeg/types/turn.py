@@ -16,6 +16,7 @@ episeg.errors.TurnValidationError: ts 1683554160000.0 is not a time in seconds .
 from __future__ import annotations
 
 import math
+import numbers
 import unicodedata
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
@@ -26,7 +27,7 @@ import numpy as np
 from episeg.errors import TurnValidationError
 from episeg.types.enums import Actor, TurnType
 
-__all__ = ["MAX_TS", "ObservedTurn", "Turn", "check_name", "iso_time"]
+__all__ = ["MAX_TS", "ObservedTurn", "Turn", "check_kind", "check_name", "iso_time"]
 
 MAX_TS = 1e11
 """Largest ``|Turn.ts|`` accepted: seconds up to the year 5138 (milliseconds exceed it)."""
@@ -59,6 +60,41 @@ def check_name(name: str, value: str | None) -> None:
             )
 
 
+# The types each actor can produce: an assistant calls tools as a tool turn does.
+_KINDS = {
+    Actor.USER: frozenset({TurnType.USER_QUESTION, TurnType.USER_CORRECTION}),
+    Actor.ASSISTANT: frozenset({TurnType.ASSISTANT_ANSWER, TurnType.TOOL_CALL}),
+    Actor.TOOL: frozenset({TurnType.TOOL_CALL, TurnType.TOOL_ERROR, TurnType.TOOL_SUCCESS}),
+    Actor.SYSTEM: frozenset({TurnType.SYSTEM_EVENT}),
+}
+
+
+def check_kind(turn: Turn) -> None:
+    """Refuse a ``type`` its ``actor`` cannot produce (a user turn typed ``tool-error``).
+
+    ``user-*`` types are the user's, ``assistant-answer`` the assistant's,
+    ``tool-call`` the assistant's or a tool's, ``tool-error``/``tool-success`` a
+    tool's and ``system-event`` the system's. The type is structural evidence
+    (a system event closes an episode, tool errors raise salience), so a
+    contradictory pair is refused rather than believed. ``Memory`` checks it on
+    every turn it takes; :class:`Turn` itself does not, so turns stored before
+    still read back.
+
+    >>> check_kind(Turn(actor="assistant", text="ls()", ts=1.0, type="tool-call"))
+    >>> check_kind(Turn(actor="user", text="thanks!", ts=1.0, type="tool-error"))
+    Traceback (most recent call last):
+    ...
+    episeg.errors.TurnValidationError: a user turn cannot have type 'tool-error'; valid: ...
+    """
+    valid = _KINDS[turn.actor]
+    if turn.type is not None and turn.type not in valid:
+        names = ", ".join(sorted(kind.value for kind in valid))
+        raise TurnValidationError(
+            f"a {turn.actor.value} turn cannot have type {turn.type.value!r}; "
+            f"valid: {names} or none"
+        )
+
+
 def iso_time(ts: float) -> str:
     """Seconds since the epoch as an ISO 8601 UTC date-time, to the second.
 
@@ -79,8 +115,13 @@ class Turn:
     """One conversation turn, as the harness hands it over.
 
     ``ts`` is seconds since the epoch (any monotonic clock works as long as
-    one session uses one clock). ``id`` makes ingestion idempotent; the
-    segmenter assigns ``"<session>:<seq>"`` when it is absent.
+    one session uses one clock), any real number (a numpy one from a
+    timestamp column too; not a bool), kept as a float. ``id`` makes
+    ingestion idempotent; the segmenter assigns ``"<session>:<seq>"`` when it
+    is absent.
+
+    >>> Turn(actor="user", text="hi", ts=np.int64(1683554160)).ts
+    1683554160.0
     """
 
     actor: Actor
@@ -110,8 +151,11 @@ class Turn:
             object.__setattr__(self, "type", TurnType.parse(self.type))
         if not isinstance(self.text, str):
             raise TurnValidationError(f"text must be a string, got {type(self.text).__name__}")
-        if isinstance(self.ts, bool) or not isinstance(self.ts, int | float):
-            raise TurnValidationError(f"ts must be a number, got {type(self.ts).__name__}")
+        if isinstance(self.ts, bool) or not isinstance(self.ts, numbers.Real):
+            raise TurnValidationError(
+                "ts must be a number (a real one: int, float or a numpy number, not a bool), "
+                f"got {type(self.ts).__name__}"
+            )
         try:
             ts = float(self.ts)
         except OverflowError:
