@@ -22,8 +22,10 @@ from __future__ import annotations
 
 import threading
 from collections.abc import Sequence
+from numbers import Integral
 from typing import TypedDict
 
+from episeg.errors import ConfigError
 from episeg.judges.prompt import (
     JUDGE_SCHEMA,
     JUDGE_SYSTEM,
@@ -31,7 +33,7 @@ from episeg.judges.prompt import (
     answer_from_reply,
     render_prompt,
 )
-from episeg.llm import RetryPolicy, StructuredBackend, count_requests
+from episeg.llm import RetryPolicy, StructuredBackend, count_requests, validate_reply
 from episeg.types import JudgeAnswer, Turn
 
 __all__ = ["LLMJudge", "PromptCaps", "judge_retry"]
@@ -80,8 +82,11 @@ class LLMJudge:
 
     Raises
     ------
+    ConfigError
+        A cap that is not an integer in range (also a ``ValueError``).
     JudgeError
-        From :meth:`judge` when the reply is unusable; its subclass
+        From :meth:`judge` when the reply is unusable (checked against the
+        schema whatever the backend: a custom one may return anything); its subclass
         ``BackendUnavailableJudgeError`` (also a ``BackendUnavailableError``)
         when the server is unreachable, times out or stays overloaded.
     """
@@ -101,12 +106,12 @@ class LLMJudge:
             ("max_turn_chars", max_turn_chars, 1),
             ("max_summary_chars", max_summary_chars, 1),
         ):
-            if value < low:
-                raise ValueError(f"{label} must be >= {low}, got {value}")
+            if isinstance(value, bool) or not isinstance(value, Integral) or value < low:
+                raise ConfigError(f"{label} must be an integer >= {low}, got {value!r}")
         self._backend = backend
-        self._max_recent = max_recent
-        self._max_turn_chars = max_turn_chars
-        self._max_summary_chars = max_summary_chars
+        self._max_recent = int(max_recent)
+        self._max_turn_chars = int(max_turn_chars)
+        self._max_summary_chars = int(max_summary_chars)
         self._calls = 0
         self._calls_lock = threading.Lock()
 
@@ -149,4 +154,4 @@ class LLMJudge:
                 made = mine.value or max(0, self._backend.calls - before)
                 with self._calls_lock:
                     self._calls += made
-        return answer_from_reply(data, self.name)
+        return answer_from_reply(validate_reply(data, JUDGE_SCHEMA), self.name)

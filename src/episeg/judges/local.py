@@ -20,11 +20,12 @@ from __future__ import annotations
 
 from collections import Counter
 from collections.abc import Sequence
+from numbers import Integral, Real
 
 import numpy as np
 
-from episeg.errors import JudgeError
-from episeg.text import content_words, is_tool_error
+from episeg.errors import ConfigError, JudgeError
+from episeg.text import content_words_any_script, is_tool_error
 from episeg.types import Actor, Decision, JudgeAnswer, Turn
 from episeg.typing import Embedder
 
@@ -41,9 +42,11 @@ class LocalJudge:
     * embedding novelty ``1 - max(cos(turn, summary), cos(turn, mean(recent)))``,
       the embedder's view of topical distance to the running summary and to
       the (normalised) mean of the recent turns, at least ``embed_threshold``;
-    * lexical novelty: the share of the turn's content words (stopwords
-      removed) absent from the episode vocabulary (the summary's keywords plus
-      the recent turns' content words), at least ``lexical_threshold``;
+    * lexical novelty: the share of the turn's content words (English
+      stopwords removed; any script: :func:`~episeg.text.content_words_any_script`,
+      character pairs in Chinese, Japanese, Korean, Thai...) absent from the
+      episode vocabulary (the summary's keywords plus the recent turns' content
+      words), at least ``lexical_threshold``;
 
     and the turn has at least ``min_content_words`` content words (so "ok,
     thanks" never opens an episode). Otherwise ``continue``.
@@ -80,6 +83,9 @@ class LocalJudge:
 
     Raises
     ------
+    ConfigError
+        A threshold that is not a number in its range, a count that is not an
+        integer >= 1 (also a ``ValueError``).
     JudgeError
         From :meth:`judge` when the embedder fails (any exception it raises is
         wrapped), so the prediction signal records a failed call (abstain)
@@ -101,23 +107,25 @@ class LocalJudge:
     ) -> None:
         if not isinstance(embedder, Embedder):
             raise TypeError(f"embedder must implement Embedder, got {type(embedder)!r}")
-        if not 0.0 <= embed_threshold <= 2.0:
-            raise ValueError(f"embed_threshold must be in [0, 2], got {embed_threshold}")
-        if not 0.0 <= lexical_threshold <= 1.0:
-            raise ValueError(f"lexical_threshold must be in [0, 1], got {lexical_threshold}")
-        for label, value in (
+        for label, value, high in (
+            ("embed_threshold", embed_threshold, 2.0),
+            ("lexical_threshold", lexical_threshold, 1.0),
+        ):
+            if isinstance(value, bool) or not isinstance(value, Real) or not 0.0 <= value <= high:
+                raise ConfigError(f"{label} must be a number in [0, {high:g}], got {value!r}")
+        for label, count in (
             ("min_content_words", min_content_words),
             ("summary_words", summary_words),
             ("max_recent", max_recent),
         ):
-            if value < 1:
-                raise ValueError(f"{label} must be >= 1, got {value}")
+            if isinstance(count, bool) or not isinstance(count, Integral) or count < 1:
+                raise ConfigError(f"{label} must be an integer >= 1, got {count!r}")
         self._embedder = embedder
-        self._embed_threshold = embed_threshold
-        self._lexical_threshold = lexical_threshold
-        self._min_words = min_content_words
-        self._summary_words = summary_words
-        self._max_recent = max_recent
+        self._embed_threshold = float(embed_threshold)
+        self._lexical_threshold = float(lexical_threshold)
+        self._min_words = int(min_content_words)
+        self._summary_words = int(summary_words)
+        self._max_recent = int(max_recent)
         self._tool_error_rule = tool_error_rule
         self._calls = 0
 
@@ -130,9 +138,9 @@ class LocalJudge:
         """``continue`` / ``boundary`` / (optionally) ``sub-episode`` plus a keyword summary."""
         self._calls += 1
         shown = list(recent)[-self._max_recent :]
-        summary_kw = content_words(summary)
-        recent_words = [w for t in shown for w in content_words(t.text)]
-        words = content_words(turn.text)
+        summary_kw = content_words_any_script(summary)
+        recent_words = [w for t in shown for w in content_words_any_script(t.text)]
+        words = content_words_any_script(turn.text)
         vocabulary = set(summary_kw) | set(recent_words)
         if not vocabulary:
             return JudgeAnswer(

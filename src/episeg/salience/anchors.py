@@ -42,6 +42,14 @@ class AnchorSet:
     low_episodes, high_episodes : tuple of str
         Example episode texts embedded by the offline scorer; when empty the
         examples are used instead (so a custom set needs only the five fields).
+
+    A tuple (or list) of strings is due for each of the last four: one string
+    is refused, not read as its letters.
+
+    >>> AnchorSet("support", "a greeting", "an escalation", "hello", ("cancel",))
+    Traceback (most recent call last):
+    ...
+    episeg.errors.ConfigError: anchor set low_examples must be a tuple of strings, got the str ...
     """
 
     name: str
@@ -54,10 +62,17 @@ class AnchorSet:
 
     def __post_init__(self) -> None:
         for field in ("name", "low_label", "high_label"):
-            if not str(getattr(self, field)).strip():
-                raise ConfigError(f"anchor set {field} must be non-empty")
+            label = getattr(self, field)
+            if not isinstance(label, str) or not label.strip():
+                raise ConfigError(f"anchor set {field} must be a non-empty string, got {label!r}")
         for field in ("low_examples", "high_examples", "low_episodes", "high_episodes"):
-            value = tuple(getattr(self, field))
+            given = getattr(self, field)
+            if not isinstance(given, tuple | list):
+                raise ConfigError(
+                    f"anchor set {field} must be a tuple of strings, got the "
+                    f"{type(given).__name__} {given!r:.60}"
+                )
+            value = tuple(given)
             if any(not isinstance(v, str) or not v.strip() for v in value):
                 raise ConfigError(f"anchor set {field} must hold non-empty strings")
             object.__setattr__(self, field, value)

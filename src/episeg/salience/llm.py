@@ -29,9 +29,16 @@ True
 from __future__ import annotations
 
 import logging
+from numbers import Integral
 from typing import Any
 
-from episeg.errors import BackendUnavailableError, JudgeError, RequestRejectedError, ScoringError
+from episeg.errors import (
+    BackendUnavailableError,
+    ConfigError,
+    JudgeError,
+    RequestRejectedError,
+    ScoringError,
+)
 from episeg.llm import (
     AnthropicBackend,
     OpenAICompatibleBackend,
@@ -96,6 +103,11 @@ class LLMSalienceScorer:
         backend already retried those).
     max_turn_chars, max_episode_chars : int, default 1000, 6000
         Prompt caps; longer text keeps its head and tail.
+
+    Raises
+    ------
+    ConfigError
+        ``retries`` or a cap that is not an integer in range (also a ``ValueError``).
     """
 
     def __init__(
@@ -109,15 +121,18 @@ class LLMSalienceScorer:
     ) -> None:
         if not isinstance(backend, StructuredBackend):
             raise TypeError(f"backend must implement StructuredBackend, got {type(backend)!r}")
-        if retries < 0:
-            raise ValueError(f"retries must be >= 0, got {retries}")
-        if max_turn_chars < 1 or max_episode_chars < 1:
-            raise ValueError("max_turn_chars and max_episode_chars must be >= 1")
+        for label, value, low in (
+            ("retries", retries, 0),
+            ("max_turn_chars", max_turn_chars, 1),
+            ("max_episode_chars", max_episode_chars, 1),
+        ):
+            if isinstance(value, bool) or not isinstance(value, Integral) or value < low:
+                raise ConfigError(f"{label} must be an integer >= {low}, got {value!r}")
         self._backend = backend
         self._anchors = anchor_set(anchors)
-        self._retries = retries
-        self._max_turn_chars = max_turn_chars
-        self._max_episode_chars = max_episode_chars
+        self._retries = int(retries)
+        self._max_turn_chars = int(max_turn_chars)
+        self._max_episode_chars = int(max_episode_chars)
 
     @classmethod
     def anthropic(
@@ -210,15 +225,15 @@ class LLMSalienceScorer:
 
     def score(self, episode: Episode) -> Salience:
         """Score the whole episode once; an unscored ``Salience`` on failure, never raises."""
-        prompt = render_salience_prompt(
-            episode,
-            self._anchors,
-            max_turn_chars=self._max_turn_chars,
-            max_episode_chars=self._max_episode_chars,
-        )
         problem = ""
         for attempt in range(self._retries + 1):
             try:
+                prompt = render_salience_prompt(
+                    episode,
+                    self._anchors,
+                    max_turn_chars=self._max_turn_chars,
+                    max_episode_chars=self._max_episode_chars,
+                )
                 score = self.ask(prompt)
             except BackendUnavailableError as exc:
                 problem = f"backend unavailable: {exc}"

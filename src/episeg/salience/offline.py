@@ -32,16 +32,21 @@ it cannot turn small talk into an incident.
 
 from __future__ import annotations
 
+import logging
 import math
+from numbers import Integral, Real
 
 import numpy as np
 
+from episeg.errors import ConfigError
 from episeg.salience.anchors import AnchorSet, anchor_set
 from episeg.text import is_tool_error, is_user_correction
 from episeg.types import Episode, Salience
 from episeg.typing import Embedder
 
 __all__ = ["AnchoredOfflineScorer"]
+
+log = logging.getLogger(__name__)
 
 
 class AnchoredOfflineScorer:
@@ -66,8 +71,19 @@ class AnchoredOfflineScorer:
         Episodes of this many turns or fewer get no length points.
     chunk_chars : int, default 1500
         The episode text is embedded in chunks of about this many characters
-        (MiniLM reads ~256 word pieces), at most ``max_chunks`` of them.
+        (MiniLM reads ~256 word pieces), at most ``max_chunks`` of them; a
+        longer line is cut into even pieces of at most this size first.
     max_chunks : int, default 8
+
+    Raises
+    ------
+    ConfigError
+        A temperature that is not a finite number > 0, a weight that is not a
+        finite number >= 0, a count that is not an integer >= 1 (also a
+        ``ValueError``).
+
+    An embedder giving a non-finite vector leaves the episode unscored (with
+    the reason, logged), never a silent 1.
     """
 
     def __init__(
@@ -85,29 +101,35 @@ class AnchoredOfflineScorer:
     ) -> None:
         if not isinstance(embedder, Embedder):
             raise TypeError(f"embedder must implement Embedder, got {type(embedder)!r}")
-        if not temperature > 0:
-            raise ValueError(f"temperature must be > 0, got {temperature}")
-        for label, value in (
-            ("error_weight", error_weight),
-            ("correction_weight", correction_weight),
-            ("length_weight", length_weight),
+        for label, value, least in (
+            ("temperature", temperature, 0.0),
+            ("error_weight", error_weight, 0.0),
+            ("correction_weight", correction_weight, 0.0),
+            ("length_weight", length_weight, 0.0),
         ):
-            if not value >= 0:
-                raise ValueError(f"{label} must be >= 0, got {value}")
+            if (
+                isinstance(value, bool)
+                or not isinstance(value, Real)
+                or not math.isfinite(value)
+                or value < least
+                or (label == "temperature" and value == 0)
+            ):
+                rule = "> 0" if label == "temperature" else ">= 0"
+                raise ConfigError(f"{label} must be a finite number {rule}, got {value!r}")
         for label, count in (
             ("length_ref", length_ref),
             ("chunk_chars", chunk_chars),
             ("max_chunks", max_chunks),
         ):
-            if count < 1:
-                raise ValueError(f"{label} must be >= 1, got {count}")
+            if isinstance(count, bool) or not isinstance(count, Integral) or count < 1:
+                raise ConfigError(f"{label} must be an integer >= 1, got {count!r}")
         self._embedder = embedder
         self._anchors = anchor_set(anchors)
-        self._temperature = temperature
-        self._weights = (error_weight, correction_weight, length_weight)
-        self._length_ref = length_ref
-        self._chunk_chars = chunk_chars
-        self._max_chunks = max_chunks
+        self._temperature = float(temperature)
+        self._weights = (float(error_weight), float(correction_weight), float(length_weight))
+        self._length_ref = int(length_ref)
+        self._chunk_chars = int(chunk_chars)
+        self._max_chunks = int(max_chunks)
         self._anchor_vectors: tuple[np.ndarray, np.ndarray] | None = None
 
     @property
@@ -125,6 +147,12 @@ class AnchoredOfflineScorer:
         low, high = self._anchor_matrix()
         vector = self._episode_vector(episode)
         s_low, s_high = float(np.max(low @ vector)), float(np.max(high @ vector))
+        if not (math.isfinite(s_low) and math.isfinite(s_high)):
+            problem = f"non-finite embedding (sim low {s_low} high {s_high})"
+            log.warning(
+                "salience of episode %s left unscored by %s: %s", episode.id, self.name, problem
+            )
+            return Salience.unscored(problem, scorer=self.name)
         place = _sigmoid((s_high - s_low) / self._temperature)
         errors = sum(is_tool_error(t) for t in episode.turns)
         corrections = sum(is_user_correction(t) for t in episode.turns)
@@ -152,11 +180,13 @@ class AnchoredOfflineScorer:
     def _episode_vector(self, episode: Episode) -> np.ndarray:
         chunks: list[str] = []
         current = ""
-        for line in episode.text.split("\n"):
-            if current and len(current) + len(line) + 1 > self._chunk_chars:
-                chunks.append(current)
-                current = ""
-            current = f"{current}\n{line}" if current else line[: self._chunk_chars]
+        size = self._chunk_chars
+        for whole in episode.text.split("\n"):
+            for line in _pieces(whole, size):
+                if current and len(current) + len(line) + 1 > size:
+                    chunks.append(current)
+                    current = ""
+                current = f"{current}\n{line}" if current else line
         chunks.append(current)
         if len(chunks) > self._max_chunks:  # keep the opening and the ending
             half = self._max_chunks // 2
@@ -166,6 +196,18 @@ class AnchoredOfflineScorer:
         norm = float(np.linalg.norm(mean))
         result: np.ndarray = mean / norm if norm > 0 else mean
         return result
+
+
+def _pieces(line: str, size: int) -> list[str]:
+    """``line`` cut into the fewest pieces of at most ``size`` characters, of even length.
+
+    >>> [len(p) for p in _pieces("x" * 3001, 1500)], _pieces("", 1500)
+    ([1001, 1001, 999], [''])
+    """
+    if len(line) <= size:
+        return [line]
+    step = -(-len(line) // -(-len(line) // size))  # ceil(len / ceil(len / size))
+    return [line[i : i + step] for i in range(0, len(line), step)]
 
 
 def _sigmoid(x: float) -> float:
