@@ -51,7 +51,7 @@ from episeg.errors import ConfigError, JournalError
 from episeg.recall.hierarchical import HierarchicalRecaller
 from episeg.recall.index import IndexedStore
 from episeg.recall.memory_recall import MemoryRecall
-from episeg.recall.open_corpus import OpenCorpus
+from episeg.recall.open_corpus import OpenCorpus, OpenVersion
 from episeg.segmentation.segmenter import Segmenter
 from episeg.store import ChromaBackend
 from episeg.store.memory_edit import MemoryEdit
@@ -165,7 +165,7 @@ class Memory(
         self._lock = threading.RLock()
         self._stores: dict[str, IndexedStore] = {}
         self._recallers: dict[str, HierarchicalRecaller] = {}
-        self._open_corpora: dict[str, tuple[tuple[int, int], OpenCorpus]] = {}
+        self._open_corpora: dict[str, tuple[OpenVersion, OpenCorpus]] = {}
         # without an LLM judge, summaries are extractive (the most representative turn)
         self._extractive = self.judge is None or self.judge.name == "local"
         self.retry_interval = float(retry_interval)

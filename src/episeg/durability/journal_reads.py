@@ -177,6 +177,14 @@ class JournalReads:
                     out[turn_id] = float(row[0])
             return out
 
+    def pending_version(self, user: str) -> tuple[int, int]:
+        """(last row number, count) of ``user``'s outbox rows: changes whenever they change."""
+        with self._reading("reading the outbox's version"):
+            row = self._db.execute(
+                "SELECT coalesce(max(n), 0), count(*) FROM outbox WHERE user = ?", (user,)
+            ).fetchone()
+            return int(row[0]), int(row[1])
+
     def pending(self, user: str | None = None) -> list[Episode]:
         """Closed episodes (of ``user``, or all) not yet confirmed in the store, oldest first."""
         with self._reading("reading the outbox"):

@@ -6,8 +6,12 @@ turns from the journal (as accepted, with their embeddings; the markers
 stripped as the segmenter strips them), scores them with
 :func:`~episeg.recall.open_segments.score_open` and merges both within the same
 ``k`` and word budget (:func:`~episeg.recall.open_segments.merge_open`). An
-open hit has ``open=True`` and the id its episode will be stored under. The
-journal is read only for the asking tenant, so recall stays tenant-bound.
+open hit has ``open=True`` and the id its episode will be stored under. A
+closed episode still waiting in the outbox (its store write failed, or waits
+for the retry) is recalled the same way, as an open hit under its id, until it
+is stored: an accepted turn never drops out of recall between its episode's
+close and the store (F122). The journal is read only for the asking tenant,
+so recall stays tenant-bound.
 
 >>> import tempfile
 >>> from episeg.memory import Memory
@@ -34,13 +38,15 @@ from episeg.durability.ids import global_id
 from episeg.durability.journal import Journal
 from episeg.recall.hierarchical import HierarchicalRecaller
 from episeg.recall.hits import Expand, RecallHit
+from episeg.recall.open_corpus import OpenVersion
 from episeg.recall.open_segments import OpenCorpus, OpenSegment, merge_open, score_open
 from episeg.segmentation.episode import episode_id
 from episeg.segmentation.signals.marker import scan_markers
 from episeg.store.tenants import validate_tenant
 from episeg.types import Actor, Turn
+from episeg.typing import Embedder
 
-__all__ = ["OpenRecall", "open_segments"]
+__all__ = ["OpenRecall", "open_segments", "pending_segments"]
 
 
 def open_segments(journal: Journal, user: str) -> list[OpenSegment]:
@@ -65,6 +71,23 @@ def open_segments(journal: Journal, user: str) -> list[OpenSegment]:
     return out
 
 
+def pending_segments(
+    journal: Journal, user: str, embed: Callable[[list[str]], np.ndarray]
+) -> list[OpenSegment]:
+    """``user``'s closed episodes waiting in the outbox, as segments (turns embedded anew).
+
+    The outbox keeps an episode's vector, not its turns', so ``embed`` makes
+    them; the caller keeps the result while the outbox stays the same.
+    """
+    out = []
+    for episode in journal.pending(user):
+        if not episode.turns:
+            continue
+        vectors = np.asarray(embed([t.text for t in episode.turns]), dtype=np.float32)
+        out.append(OpenSegment(episode.id, user, episode.session, episode.turns, vectors))
+    return out
+
+
 class OpenRecall:
     """The part of ``Memory`` that adds open segments to a recall (a mixin).
 
@@ -72,8 +95,9 @@ class OpenRecall:
     """
 
     journal: Journal
+    embedder: Embedder
     _clock: Callable[[], float]
-    _open_corpora: dict[str, tuple[tuple[int, int], OpenCorpus]]  # tenant -> (version, corpus)
+    _open_corpora: dict[str, tuple[OpenVersion, OpenCorpus]]  # tenant -> (version, corpus)
 
     if TYPE_CHECKING:  # provided by MemoryRecall
 
@@ -119,14 +143,17 @@ class OpenRecall:
         )
         if min_score is not None:
             opened = [o for o in opened if o.score >= min_score]
+        stored = {hit.episode.id for hit in hits}  # an outbox episode stored meanwhile: once
+        opened = [o for o in opened if o.segment.id not in stored]
         return merge_open(hits, opened, k, max_words, expand=expand, context=context)
 
     def _open_corpus(self, tenant: str) -> OpenCorpus:
-        """``tenant``'s open segments and indexes, rebuilt only when its open turns changed."""
-        version = self.journal.open_version(tenant)
+        """``tenant``'s open and outbox segments and indexes, rebuilt only when they changed."""
+        version = (self.journal.open_version(tenant), self.journal.pending_version(tenant))
         found = self._open_corpora.get(tenant)
         if found is not None and found[0] == version:
             return found[1]
-        corpus = OpenCorpus(open_segments(self.journal, tenant))
+        pending = pending_segments(self.journal, tenant, self.embedder.embed)
+        corpus = OpenCorpus([*open_segments(self.journal, tenant), *pending])
         self._open_corpora[tenant] = (version, corpus)
         return corpus

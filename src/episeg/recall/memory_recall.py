@@ -33,7 +33,7 @@ from episeg.recall.arguments import check_recall_arguments
 from episeg.recall.forgetting import MaintenanceReport, maintain
 from episeg.recall.hierarchical import Expand, HierarchicalRecaller, RecallHit
 from episeg.recall.index import IndexedStore
-from episeg.recall.open_corpus import OpenCorpus
+from episeg.recall.open_corpus import OpenCorpus, OpenVersion
 from episeg.recall.persistent_store import PersistentIndexedStore
 from episeg.store.chroma_io import rebuilt_retry
 from episeg.store.tenants import collection_name, validate_tenant
@@ -57,7 +57,7 @@ class MemoryRecall:
     _lock: threading.RLock
     _stores: dict[str, IndexedStore]
     _recallers: dict[str, HierarchicalRecaller]
-    _open_corpora: dict[str, tuple[tuple[int, int], OpenCorpus]]
+    _open_corpora: dict[str, tuple[OpenVersion, OpenCorpus]]
 
     if TYPE_CHECKING:  # provided by OpenRecall (durability.memory_open) and MemoryWrites
 

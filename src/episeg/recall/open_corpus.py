@@ -24,9 +24,11 @@ import numpy as np
 from episeg.recall.lexical import LexicalIndex
 from episeg.types import Turn
 
-__all__ = ["Key", "OpenCorpus", "OpenHit", "OpenSegment"]
+__all__ = ["Key", "OpenCorpus", "OpenHit", "OpenSegment", "OpenVersion"]
 
 Key = tuple[int, int]  # (segment index, position)
+OpenVersion = tuple[tuple[int, int], tuple[int, int]]
+"""The journal's versions of a tenant's open turns and of its outbox rows (a corpus cache key)."""
 
 
 @dataclass(frozen=True, slots=True)
