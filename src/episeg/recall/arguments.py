@@ -21,11 +21,18 @@ from __future__ import annotations
 
 import math
 import numbers
+from collections.abc import Iterable, Mapping
 
 from episeg.errors import RecallArgumentError
 from episeg.recall.hits import Expand
 
-__all__ = ["check_query", "check_recall_arguments", "check_session"]
+__all__ = [
+    "check_ids",
+    "check_listing",
+    "check_query",
+    "check_recall_arguments",
+    "check_session",
+]
 
 
 def _count(name: str, value: object, least: int) -> None:
@@ -36,8 +43,46 @@ def _count(name: str, value: object, least: int) -> None:
 def _finite(name: str, value: object) -> None:
     if value is None:
         return
-    if isinstance(value, bool) or not isinstance(value, numbers.Real) or not math.isfinite(value):
-        raise RecallArgumentError(f"{name} must be a finite number, got {value!r}")
+    try:  # an int too large for a float (10**400) is not a finite time or score either
+        finite = isinstance(value, numbers.Real) and math.isfinite(float(value))
+    except OverflowError:
+        finite = False
+    if isinstance(value, bool) or not finite:
+        raise RecallArgumentError(f"{name} must be a finite number, got {value!r:.80}")
+
+
+def check_listing(limit: object, offset: object) -> None:
+    """Raise :class:`~episeg.errors.RecallArgumentError` unless ``limit`` >= 1, ``offset`` >= 0.
+
+    >>> check_listing("5", 0)
+    Traceback (most recent call last):
+    ...
+    episeg.errors.RecallArgumentError: limit must be an integer >= 1, got '5'
+    """
+    _count("limit", limit, 1)
+    _count("offset", offset, 0)
+
+
+def check_ids(name: str, ids: object) -> list[str]:
+    """``ids`` as a list of non-empty strings; :class:`~episeg.errors.RecallArgumentError` else.
+
+    One string is refused (its characters are not ids), as is anything not a
+    collection, or a collection holding something other than a non-empty string.
+
+    >>> check_ids("episode_ids", ["e1", 5])
+    Traceback (most recent call last):
+    ...
+    episeg.errors.RecallArgumentError: episode_ids must hold non-empty strings, got 5
+    """
+    if isinstance(ids, str | bytes):
+        raise RecallArgumentError(f"{name} must be a collection of ids, got the string {ids!r:.80}")
+    if not isinstance(ids, Iterable) or isinstance(ids, Mapping):
+        raise RecallArgumentError(f"{name} must be a collection of ids, got {type(ids).__name__}")
+    listed = list(ids)
+    for item in listed:
+        if not isinstance(item, str) or not item:
+            raise RecallArgumentError(f"{name} must hold non-empty strings, got {item!r:.80}")
+    return listed
 
 
 def check_session(session: object) -> None:

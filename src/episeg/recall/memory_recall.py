@@ -29,7 +29,7 @@ import numpy as np
 
 from episeg.config import EpisegConfig
 from episeg.errors import RecallArgumentError
-from episeg.recall.arguments import check_recall_arguments
+from episeg.recall.arguments import check_ids, check_listing, check_recall_arguments
 from episeg.recall.forgetting import MaintenanceReport, maintain
 from episeg.recall.hierarchical import Expand, HierarchicalRecaller, RecallHit
 from episeg.recall.index import IndexedStore
@@ -98,7 +98,14 @@ class MemoryRecall:
     def episodes(
         self, user: str, *, limit: int = 100, offset: int = 0, include_archived: bool = False
     ) -> list[Episode]:
-        """``user``'s stored episodes in the store's listing order."""
+        """``user``'s stored episodes in the store's listing order.
+
+        Raises
+        ------
+        RecallArgumentError
+            ``limit`` is not an integer >= 1 or ``offset`` not one >= 0.
+        """
+        check_listing(limit, offset)
         return self._healing(
             user,
             lambda: self.store(user).list_episodes(
@@ -207,15 +214,13 @@ class MemoryRecall:
         EpisodeNotFoundError
             If an id is not one of ``user``'s episodes (nothing is written).
         RecallArgumentError
-            If ``episode_ids`` is one string (its characters are not ids).
+            If ``episode_ids`` is one string (its characters are not ids), or
+            holds anything but non-empty strings (nothing is written).
         """
-        if isinstance(episode_ids, str):
-            raise RecallArgumentError(
-                f"episode_ids must be a collection of ids, got the string {episode_ids!r}"
-            )
+        ids = check_ids("episode_ids", episode_ids)
         recaller = self._recaller(user)
         with self.tenant_lock(recaller.store.tenant):  # a read-modify-write of recall state
-            return recaller.confirm_used(list(episode_ids))
+            return recaller.confirm_used(ids)
 
     def feedback(
         self, user: str, results: Sequence[ScoredEpisode], used_ids: Collection[str]
@@ -244,7 +249,15 @@ class MemoryRecall:
         return self._recaller(user)
 
     def maintain(self, user: str, *, archive: bool = False) -> MaintenanceReport:
-        """Decay never-recalled episodes; with ``archive`` hide faded ones from recall."""
+        """Decay never-recalled episodes; with ``archive`` hide faded ones from recall.
+
+        Raises
+        ------
+        RecallArgumentError
+            ``archive`` is not True or False (``"no"`` would have archived).
+        """
+        if not isinstance(archive, bool):
+            raise RecallArgumentError(f"archive must be True or False, got {archive!r:.80}")
         store = self.store(user)
         lock = self.tenant_lock(store.tenant)
         return maintain(store, self.config, float(self._clock()), archive=archive, lock=lock)

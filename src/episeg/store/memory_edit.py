@@ -38,7 +38,7 @@ import threading
 from collections.abc import Callable, Mapping
 from typing import TYPE_CHECKING
 
-from episeg.errors import EpisodeNotFoundError, StoreUnavailableError
+from episeg.errors import ArgumentError, EpisodeNotFoundError, StoreUnavailableError
 from episeg.store.edit import EpisodeEdit, unarchived
 from episeg.store.tenants import validate_tenant
 from episeg.store.usermeta import MetaScalar
@@ -74,7 +74,10 @@ class MemoryEdit:
         ------
         EpisodeNotFoundError
             If ``user`` has no stored episode by that id (another tenant's id included).
+        ArgumentError
+            If ``episode_id`` is not a non-empty string.
         """
+        _check_id(episode_id)  # not Chroma's "rejected get", a store error
         found = self.store(user).get([episode_id])
         if not found:
             raise EpisodeNotFoundError(
@@ -145,6 +148,7 @@ class MemoryEdit:
 
     def _stored_for_edit(self, user: str, episode_id: str) -> Episode:
         tenant = validate_tenant(user)
+        _check_id(episode_id)
         if any(e.id == episode_id for e in self.journal.pending(tenant)):
             self._writer.drain(tenant)  # store it first, so no outbox replay undoes the edit
             if any(e.id == episode_id for e in self.journal.pending(tenant)):
@@ -152,3 +156,8 @@ class MemoryEdit:
                     f"episode {episode_id!r} is still waiting for the store; try again later"
                 )
         return self.episode(tenant, episode_id)
+
+
+def _check_id(episode_id: object) -> None:
+    if not isinstance(episode_id, str) or not episode_id:
+        raise ArgumentError(f"episode_id must be a non-empty string, got {episode_id!r:.80}")
