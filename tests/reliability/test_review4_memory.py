@@ -12,9 +12,10 @@ from typing import Any
 
 import pytest
 
+from episeg.config import EpisegConfig, JudgeConfig
 from episeg.errors import ArgumentError, ConfigError, TurnConflictError, TurnValidationError
 from episeg.memory import Memory
-from episeg.testing import HashingEmbedder
+from episeg.testing import HashingEmbedder, ScriptedJudge
 from episeg.types import Episode, Turn
 
 from .memstore import MemBackend
@@ -202,3 +203,33 @@ class TestForgetAnOpenEpisode:
         again.observe(_turn("book a flight", 2.0, id="f1"))
         assert [[t.id for t in e.turns] for e in again.flush("alice")] == [["f1"]]
         again.close()
+
+
+class TestForgetLeavesNoJudgeSummary:
+    """The judge's running summary stays in the session's checkpoint after a close."""
+
+    def test_forgetting_a_stored_episode_blanks_the_summary_that_quotes_it(
+        self, tmp_path: Path
+    ) -> None:
+        config = EpisegConfig(judge=JudgeConfig(every=1, gate="periodic"))  # asked every turn
+        mem = Memory(
+            path=tmp_path,
+            embedder=HashingEmbedder(dim=64),
+            scorer=None,
+            judge=ScriptedJudge(),
+            config=config,
+        )
+        for n, text in enumerate(["deploy kubernetes cluster", "kubernetes nodes fail"]):
+            mem.observe(_turn(text, float(n)))
+        [stored] = mem.flush("alice")
+
+        def summary() -> str:
+            [session] = mem.journal.sessions(("alice", "s"))
+            return session.checkpoint.prediction_summary
+
+        assert "kubernetes" in summary()  # the judge's summary of the closed episode
+        mem.forget("alice", episode=stored.id)
+        assert summary() == ""
+        mem.observe(_turn("rotate the keys", 9.0))  # the session goes on
+        assert [t.text for e in mem.flush("alice") for t in e.turns] == ["rotate the keys"]
+        mem.close()

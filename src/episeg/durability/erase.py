@@ -24,6 +24,7 @@ file is emptied), so the text is gone from every byte of the journal's files.
 
 from __future__ import annotations
 
+import dataclasses
 import sqlite3
 from collections.abc import Collection
 
@@ -113,6 +114,25 @@ def erase_open(journal: Journal, checkpoint: SessionCheckpoint) -> int:
             (checkpoint.to_json(), user, session),
         )
         return deleted
+
+
+def clear_judge_summaries(journal: Journal, keys: Collection[tuple[str, str]]) -> None:
+    """Blank the judge's running summary in these sessions' checkpoints (if they still exist).
+
+    The prediction signal keeps a keyword summary of the episode it last
+    followed in the session's checkpoint, also after that episode closed, so
+    an erased episode's words would stay in the journal (review 4). Call
+    :func:`scrub` afterwards.
+    """
+    for user, session in sorted(keys):
+        for found in journal.sessions((user, session)):
+            if found.checkpoint.prediction_summary:
+                blank = dataclasses.replace(found.checkpoint, prediction_summary="")
+                with journal._transaction(f"blanking the judge summary of {user!r}/{session!r}"):
+                    journal._db.execute(
+                        "UPDATE sessions SET checkpoint = ? WHERE user = ? AND session = ?",
+                        (blank.to_json(), user, session),
+                    )
 
 
 def scrub(journal: Journal) -> None:

@@ -25,7 +25,7 @@ import dataclasses
 import logging
 from typing import TYPE_CHECKING
 
-from episeg.durability.erase import erase_journal, erase_open, scrub
+from episeg.durability.erase import clear_judge_summaries, erase_journal, erase_open, scrub
 from episeg.durability.journal import Journal
 from episeg.durability.memory_open import open_segments
 from episeg.durability.sessions import SessionPool
@@ -142,6 +142,7 @@ class MemoryForget:
                 keys.add((tenant, name))
             if opened:
                 ids = sorted({*ids, episode or ""})
+            clear_judge_summaries(self.journal, keys)  # it may quote the erased turns
             for key in sorted(keys):
                 self.sessions.reload(*key)  # in-memory state and seen ids follow the journal
             scrub(self.journal)
