@@ -86,8 +86,12 @@ CHAT = [
         ('{"role": "user", "content": "trunc', "line 3: invalid JSON"),
         ({"role": "user", "content": "x" * 100_001}, "line 3: text of turn"),
         ({"role": "user", "content": "earlier", "ts": -5.0}, "line 3: turn"),
+        (
+            {"actor": "user", "text": "thanks", "type": "tool-error"},
+            "line 3: a user turn cannot have type 'tool-error'",
+        ),
     ],
-    ids=["broken-json", "too-long", "ts-backwards"],
+    ids=["broken-json", "too-long", "ts-backwards", "type-of-another-actor"],
 )
 def test_a_bad_line_in_a_file_writes_nothing(
     tmp_path: Path, capsys: pytest.CaptureFixture[str], bad: Any, error: str

@@ -39,6 +39,7 @@ from episeg.interfaces.transcript import RecordedTs, numbered_turns
 from episeg.memory import Memory
 from episeg.segmentation.intake import preview_intake
 from episeg.types import Episode, Turn
+from episeg.types.turn import check_kind
 
 __all__ = ["cmd_ingest", "cmd_report", "first_refused"]
 
@@ -120,6 +121,10 @@ def _preview(memory: Memory, numbered: Sequence[tuple[int, Turn]]) -> None:
     """Refuse the whole transcript, naming the line, if ``observe`` would refuse a turn of it."""
     sessions: dict[tuple[str, str], list[tuple[int, Turn]]] = {}
     for line, turn in numbered:
+        try:
+            check_kind(turn)  # Memory refuses a type its actor cannot produce (F120)
+        except TurnValidationError as exc:
+            raise exc.at_line(line) from None
         sessions.setdefault((turn.user, turn.session), []).append((line, turn))
     for (user, session), group in sessions.items():
         with memory.tenant_lock(user):
