@@ -114,10 +114,16 @@ class TenantIndex:
     def update_state(self, episodes: Sequence[Episode]) -> None:
         """Take the recall state (count, access, strength, archived) of known episodes."""
         for ep in (e for e in episodes if e.id in self.cards):
-            self.cards[ep.id] = with_state(self.cards[ep.id], ep)
+            before = self.cards[ep.id]
+            self.cards[ep.id] = with_state(before, ep)
+            if before.archived != ep.archived:  # neighbours list live episodes only
+                self._sessions_dirty = True
 
     def neighbours(self, episode_id: str, n: int) -> tuple[builtins.list[str], builtins.list[str]]:
-        """Ids of up to ``n`` episodes before and after ``episode_id`` in its session."""
+        """Ids of up to ``n`` episodes before and after ``episode_id`` in its session.
+
+        Archived episodes are not listed: maintenance hid them from recall.
+        """
         # safe beside a write: one copy of the catalogue, and a write during it marks it stale
         if n < 1 or (card := self.cards.get(episode_id)) is None:  # rebuild only if needed
             return [], []
@@ -125,6 +131,8 @@ class TenantIndex:
             self._sessions_dirty = False  # first: a write from here on marks it again
             by_session: dict[str, builtins.list[EpisodeCard]] = {}
             for each in list(self.cards.values()):  # one copy: no resize mid-iteration
+                if each.archived:
+                    continue
                 by_session.setdefault(each.session, []).append(each)
             self._sessions = {
                 s: [c.id for c in sorted(cs, key=lambda c: (c.opened_at, c.id))]
