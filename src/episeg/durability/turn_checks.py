@@ -38,7 +38,7 @@ from episeg.store.tenants import validate_tenant
 from episeg.types import Turn
 from episeg.types.turn import check_kind
 
-__all__ = ["check_batch_turns", "check_turn", "preview_batch"]
+__all__ = ["check_batch_turns", "check_turn", "find_refused", "preview_batch"]
 
 _E = TypeVar("_E", bound=Exception)
 
@@ -114,28 +114,47 @@ def preview_batch(sessions: SessionPool, turns: Sequence[Turn]) -> None:
 def _first_refused(
     check: Callable[[list[Turn]], object], numbered: Sequence[tuple[int, Turn]]
 ) -> None:
-    """Run ``check`` on the turns; if it refuses them, raise its error naming the refused turn.
+    """Run ``check`` on the turns; if it refuses them, raise its error naming the refused turn."""
+    found = find_refused(check, [turn for _, turn in numbered])
+    if found is not None:
+        at, exc = found
+        n, turn = numbered[at]
+        raise _renamed(exc, _where(n, turn)) from None
+
+
+def find_refused(
+    check: Callable[[list[Turn]], object], turns: Sequence[Turn]
+) -> tuple[int, TurnValidationError] | None:
+    """The place of the first turn ``check`` refuses, with its error (``None``: none is).
 
     ``check`` raises what the first refused turn of its list would, so that
     turn is found by bisection (a prefix fails iff it holds it).
+
+    >>> def no_empty(turns: list[Turn]) -> None:
+    ...     if any(not t.text for t in turns):
+    ...         raise TurnValidationError("empty text")
+    >>> turns = [Turn(actor="user", text=x, ts=1.0) for x in ("a", "b", "", "c")]
+    >>> at, exc = find_refused(no_empty, turns)
+    >>> at, str(exc)
+    (2, 'empty text')
     """
-    turns = [turn for _, turn in numbered]
+    listed = list(turns)
     try:
-        check(turns)
-        return
-    except TurnValidationError:
-        pass
-    low, high = 0, len(turns) - 1
+        check(listed)
+        return None
+    except TurnValidationError as exc:
+        whole = exc
+    low, high = 0, len(listed) - 1
     while low < high:
         middle = (low + high) // 2
         try:
-            check(turns[: middle + 1])
+            check(listed[: middle + 1])
         except TurnValidationError:
             high = middle
         else:
             low = middle + 1
     try:
-        check(turns[: low + 1])
+        check(listed[: low + 1])
     except TurnValidationError as exc:
-        n, turn = numbered[low]
-        raise _renamed(exc, _where(n, turn)) from None
+        return low, exc
+    return len(listed) - 1, whole  # no prefix refused alone: the list's own error

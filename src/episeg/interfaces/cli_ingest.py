@@ -33,6 +33,7 @@ from contextlib import contextmanager
 from typing import IO, Any
 
 from episeg.config import EpisegConfig
+from episeg.durability.turn_checks import find_refused
 from episeg.errors import ConfigError, TurnValidationError
 from episeg.interfaces.progress import IngestProgress
 from episeg.interfaces.transcript import RecordedTs, numbered_turns
@@ -83,30 +84,11 @@ def _turns(
 def first_refused(
     check: Callable[[list[Turn]], object], numbered: Sequence[tuple[int, Turn]]
 ) -> None:
-    """Run ``check`` on the turns; if it refuses them, raise its error naming the first bad line.
-
-    ``check`` raises what the first refused turn of its list would, so the
-    first bad turn is found by bisection (a prefix fails iff it holds it).
-    """
-    turns = [turn for _, turn in numbered]
-    try:
-        check(turns)
-        return
-    except TurnValidationError:
-        pass
-    low, high = 0, len(turns) - 1
-    while low < high:
-        middle = (low + high) // 2
-        try:
-            check(turns[: middle + 1])
-        except TurnValidationError:
-            high = middle
-        else:
-            low = middle + 1
-    try:
-        check(turns[: low + 1])
-    except TurnValidationError as exc:
-        raise exc.at_line(numbered[low][0]) from None
+    """Run ``check`` on the turns; if it refuses them, raise its error naming the first bad line."""
+    found = find_refused(check, [turn for _, turn in numbered])
+    if found is not None:
+        at, exc = found
+        raise exc.at_line(numbered[at][0]) from None
 
 
 def _recorded_ts(memory: Memory) -> RecordedTs:
