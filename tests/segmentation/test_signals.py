@@ -63,6 +63,19 @@ class TestAgentMarker:
         assert (scan.after, scan.text) == ("episode_boundary", "ok then")
         assert scan_markers("< Episode_Boundary />").before == "episode_boundary"
 
+    def test_the_text_around_a_marker_is_kept_as_written(self):
+        """F128: every run of 2+ spaces used to become one, flattening stored code."""
+        code = "Patched:\n    if ok:\n        retry()  # note  this\n"
+        scan = scan_markers(code + "<episode_boundary>")
+        assert (scan.text, scan.after) == (code.strip(), "episode_boundary")
+        assert scan_markers("a\t<new_subtask>\tb").text == "a b"
+
+    def test_many_markers_are_placed_in_one_pass(self):
+        """F128: each marker re-scanned the text before it (7.6 s for 98,800 characters)."""
+        text = "<new_subtask>" * 5000 + " work " + "<episode_boundary>" * 5000
+        scan = scan_markers(text)
+        assert (scan.before, scan.after, scan.text) == ("new_subtask", "episode_boundary", "work")
+
     def test_before_marker_cuts_this_turn(self):
         v = AgentMarker().update(observed(actor="assistant", markers=("before:new_subtask",)))
         assert (v.decision, v.authoritative) == (Decision.SUB_EPISODE, True)
@@ -115,6 +128,13 @@ class TestStructural:
             ("That is a different question.", None),
             ("The error is unrelated to auth.", None),
             ("thanks!", None),
+            # F127: the bare adjectives pivot only before a pause or a topic word
+            ("Completely different error now, the provider version.", None),
+            ("Unrelated errors about the provider show up too.", None),
+            ("One more thing broke after the update", None),
+            ("Totally different topic - lunch?", "totally different"),
+            ("ok. unrelated \u2014 is prod up?", "unrelated"),
+            ("Login works.\n\n\n   Unrelated: cache?", "unrelated"),  # whitespace runs read as one
         ],
     )
     def test_topic_pivot_matches_at_a_sentence_start(self, text, phrase):

@@ -30,7 +30,14 @@ import re
 from episeg.text import is_tool_error, is_user_correction
 from episeg.types import Actor, Decision, ObservedTurn, SignalName, Turn, TurnType, Verdict
 
-__all__ = ["PIVOT_PHRASES", "PIVOT_REASON", "StructuralTurnType", "infer_turn_type", "topic_pivot"]
+__all__ = [
+    "PIVOT_PHRASES",
+    "PIVOT_REASON",
+    "QUALIFIED_PIVOTS",
+    "StructuralTurnType",
+    "infer_turn_type",
+    "topic_pivot",
+]
 
 _CALL = re.compile(r"^\s*(\{|calling\b|call\b|run(ning)?\b|\$ |`)", re.IGNORECASE)
 
@@ -38,7 +45,6 @@ PIVOT_PHRASES = (
     "different question",
     "another question",
     "unrelated question",
-    "unrelated",
     "new topic",
     "new question",
     "change of topic",
@@ -53,33 +59,51 @@ PIVOT_PHRASES = (
     "moving on to",
     "separate issue",
     "separate question",
-    "one more thing",
-    "totally different",
-    "completely different",
 )
 """User phrases that announce a new topic, matched case-insensitively at the
 start of a sentence of a user turn (after optional "ok", "also", "now", "a"/"an"
 and "quick"), followed by ``:``, ``,``, ``-``, ``.``, ``?`` or a word break."""
+QUALIFIED_PIVOTS = ("unrelated", "totally different", "completely different", "one more thing")
+"""Phrases that announce a new topic only when a pause or a topic word follows
+("Unrelated: ...", "Completely different question, ...", "One more thing - ..."):
+bare, they also open plain descriptions of the task at hand ("Completely
+different error now", "Unrelated errors show up too"), a mid-task cut."""
 PIVOT_REASON = "user announces a new topic"
 
 _LEAD = (
     r"(?:(?:ok(?:ay)?|also|so|now|alright|right|and|but)[,.]?\s+)*(?:(?:a|an|one)\s+)?(?:quick\s+)?"
 )
+
+
+def _alternatives(phrases: tuple[str, ...]) -> str:
+    return "|".join(
+        re.escape(p).replace(r"\ ", r"\s+") for p in sorted(phrases, key=len, reverse=True)
+    )
+
+
+_TOPIC_WORD = r"(?:question|topic|subject|thing|matter|note|request|task|issue)s?\b"
 _PIVOT = re.compile(
     r"(?:^|[.!?;]\s+|\n\s*)"
     + _LEAD
-    + "("
-    + "|".join(
-        re.escape(p).replace(r"\ ", r"\s+") for p in sorted(PIVOT_PHRASES, key=len, reverse=True)
-    )
-    + r")\b",
+    + f"((?:{_alternatives(PIVOT_PHRASES)})\\b"
+    + f"|(?:{_alternatives(QUALIFIED_PIVOTS)})(?=\\s*[:,\\-\u2013\u2014]|\\s+{_TOPIC_WORD}))",
     re.IGNORECASE,
 )
+_WHITESPACE = re.compile(r"\s+")
+
+
+def _one_space(run: re.Match[str]) -> str:
+    return "\n" if "\n" in run.group() else " "
 
 
 def topic_pivot(text: str) -> str | None:
-    """The pivot phrase that starts a sentence of ``text`` (lower-cased), else ``None``."""
-    match = _PIVOT.search(text)
+    """The pivot phrase that starts a sentence of ``text`` (lower-cased), else ``None``.
+
+    Runs of whitespace are read as one space or one newline first: the search
+    is then linear (thousands of blank lines in a pasted log made it take
+    seconds to minutes, holding the tenant's lock).
+    """
+    match = _PIVOT.search(_WHITESPACE.sub(_one_space, text))
     return " ".join(match.group(1).lower().split()) if match else None
 
 
