@@ -22,6 +22,7 @@ from episeg.segmentation.features import (
 from episeg.segmentation.learned import (
     CHAT_WEIGHTS,
     DEFAULT_WEIGHTS,
+    AdaptiveThreshold,
     BoundaryModel,
     LearnedPolicy,
     learned_policy,
@@ -384,3 +385,23 @@ def test_learned_policy_opens_at_an_announced_pivot_whatever_the_logit():
     assert closed.decision is Decision.CONTINUE
     other = Verdict("structural", Decision.BOUNDARY, 0.7, "system-event (inferred)")
     assert policy.weigh([other], ctx, [view(np.ones(3))]).decision is Decision.CONTINUE
+
+
+class TestTheAdaptiveFloorFollowsTheThreshold:
+    """F129: the relative rule's floor stays threshold - 1 when the threshold is configured."""
+
+    def test_a_configured_threshold_moves_the_floor(self):
+        shipped = LearnedPolicy()
+        assert shipped.adaptive is not None
+        assert shipped.adaptive.floor == pytest.approx(shipped.threshold - 1.0)
+        raised = LearnedPolicy(threshold=4.0)
+        assert raised.adaptive is not None and raised.adaptive.floor == pytest.approx(3.0)
+        unknown = LearnedPolicy(threshold=4.0, roles_known=False)  # its own model and rule
+        assert unknown.adaptive is not None
+        assert unknown.adaptive.floor - 4.0 == pytest.approx(
+            unknown.model.meta["adaptive"]["floor"] - unknown.model.threshold
+        )
+
+    def test_a_rule_given_explicitly_is_used_as_given(self):
+        rule = AdaptiveThreshold(g=2.0, floor=-9.0)
+        assert LearnedPolicy(threshold=4.0, adaptive=rule).adaptive == rule

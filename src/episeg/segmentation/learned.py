@@ -23,15 +23,11 @@ a config asks for. The model's names are re-exported here.
 from __future__ import annotations
 
 import logging
-import math
-from collections.abc import Mapping, Sequence
-from dataclasses import dataclass
-from typing import Any
-
-import numpy as np
+from collections.abc import Sequence
 
 from episeg.config import EpisegConfig
 from episeg.errors import ConfigError
+from episeg.segmentation.adaptive import AdaptiveThreshold
 from episeg.segmentation.features import EpisodeContext, TurnView, boundary_features, feature_names
 from episeg.segmentation.model import (
     CHAT_WEIGHTS,
@@ -59,49 +55,6 @@ __all__ = [
 ]
 
 log = logging.getLogger(__name__)
-
-
-@dataclass(frozen=True)
-class AdaptiveThreshold:
-    """A turn also opens an episode when its logit stands out in its own episode.
-
-    It fires when the logit is at least ``mean + g * std`` of the last
-    ``window`` logits scored in the open episode (at least ``min_scores`` of
-    them) and at least ``floor``. Only the open episode's scores count, so a
-    session resumed from its checkpoint rebuilds the same history.
-
-    >>> rule = AdaptiveThreshold(g=2.0, window=20, min_scores=3, floor=-1.25)
-    >>> rule.fires(-1.0, [-3.0, -3.2, -2.8]), rule.fires(-1.0, [-3.0, -1.2])
-    (True, False)
-    """
-
-    g: float
-    window: int = 20
-    min_scores: int = 3
-    floor: float = -math.inf
-
-    @classmethod
-    def from_meta(cls, spec: Mapping[str, Any] | None) -> AdaptiveThreshold | None:
-        """The rule a weights file's ``meta["adaptive"]`` names (``None``: no rule)."""
-        if not spec:
-            return None
-        return cls(
-            g=float(spec["g"]),
-            window=int(spec.get("window", 20)),
-            min_scores=int(spec.get("min_scores", 3)),
-            floor=float(spec.get("floor", -math.inf)),
-        )
-
-    def cut_at(self, scores: Sequence[float]) -> float | None:
-        """The logit above which the rule fires after ``scores`` (``None``: too few)."""
-        recent = np.asarray(list(scores)[-self.window :], dtype=np.float64)
-        if len(recent) < self.min_scores:
-            return None
-        return max(float(recent.mean() + self.g * recent.std()), self.floor)
-
-    def fires(self, logit: float, scores: Sequence[float]) -> bool:
-        cut = self.cut_at(scores)
-        return cut is not None and logit >= cut
 
 
 class LearnedPolicy:
@@ -159,8 +112,11 @@ class LearnedPolicy:
         adaptive: AdaptiveThreshold | None = None,
     ) -> None:
         self.model = (model if model is not None else _default_model()).for_roles(roles_known)
-        self.adaptive = adaptive or AdaptiveThreshold.from_meta(self.model.meta.get("adaptive"))
         self.threshold = self.model.threshold if threshold is None else float(threshold)
+        shift = self.threshold - self.model.threshold  # the floor follows a configured threshold
+        self.adaptive = adaptive or AdaptiveThreshold.from_meta(
+            self.model.meta.get("adaptive"), shift
+        )
         self.band = self.model.band if band is None else float(band)
         if self.band < 0:
             raise ConfigError(f"band must be >= 0, got {self.band}")
