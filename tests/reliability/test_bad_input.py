@@ -213,7 +213,7 @@ def test_contradicting_or_out_of_range_arguments_are_argument_errors(tmp_path: P
     mem = Memory(path=tmp_path, embedder=HashingEmbedder(), judge=None, scorer=None)
     with pytest.raises(ArgumentError, match="exactly one of"):
         mem.forget("alice", episode="e1", session="s1")
-    with pytest.raises(ArgumentError, match="limit >= 1 and offset >= 0"):
+    with pytest.raises(ArgumentError, match="offset must be an integer >= 0"):
         mem.episodes("alice", offset=-1)
     with pytest.raises(RecallArgumentError, match="not among the recall results"):
         mem.feedback("alice", [], ["e1"])
