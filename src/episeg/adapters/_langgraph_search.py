@@ -4,8 +4,17 @@ A search with a query is episeg's recall restricted to the namespace prefix:
 the whole tenant for ``(tenant,)``, else recall with the ``session`` filter
 of each session holding episodes under the prefix (recall's window is exact,
 so other namespaces never crowd the prefix's items out), widened until
-``offset + limit`` items pass, the sessions' hits merged by score. ``filter``
-and namespace matching are LangGraph's own (:mod:`episeg.adapters._langgraph_filter`).
+``offset + limit`` items pass, the sessions' hits merged by score. As in
+LangGraph's stores the query ranks and ``filter`` selects: when recall finds
+fewer than ``offset + limit`` (its similarity threshold leaves out what it
+does not find relevant), every other item under the prefix that passes the
+filter follows, newest first, with ``score=None`` (as InMemoryStore's items
+without a vector). ``filter`` and namespace matching are LangGraph's own
+(:mod:`episeg.adapters._langgraph_filter`).
+
+A conversation's episode is returned as ``(tenant, *session.split("/"))`` and
+its id as the key; :func:`conversation_episode` finds it again for ``get`` and
+``delete``.
 """
 
 from __future__ import annotations
@@ -21,7 +30,7 @@ from episeg.adapters._langgraph_ids import identity, namespace_of
 from episeg.memory import Memory
 from episeg.types import Episode
 
-__all__ = ["key_value", "list_namespaces", "search", "stamp"]
+__all__ = ["conversation_episode", "key_value", "list_namespaces", "search", "stamp"]
 
 _PAGE = 1000
 Scored = list[tuple[Episode, float | None]]
@@ -42,6 +51,19 @@ def key_value(episode: Episode) -> tuple[str, dict[str, Any]]:
         "salience": episode.salience.score if episode.salience else None,
         "turns": [{"actor": t.actor.value, "text": t.text} for t in episode.turns],
     }
+
+
+def conversation_episode(
+    memory: Memory, tenant: str, namespace: tuple[str, ...], key: str
+) -> Episode | None:
+    """The conversation episode a search returns as ``(namespace, key)`` (not archived)."""
+    if not key or key.startswith("lg:") or len(namespace) < 2:
+        return None
+    found = memory.store(tenant).get([key])
+    return next(
+        (e for e in found if identity(e) is None and not e.archived and _namespace(e) == namespace),
+        None,
+    )
 
 
 def _namespace(episode: Episode) -> tuple[str, ...]:
@@ -113,6 +135,9 @@ def _recalled(memory: Memory, tenant: str, op: SearchOp) -> Scored:
             k *= 2
         scored.extend(kept[:want])
     scored.sort(key=lambda pair: -(pair[1] or 0.0))  # stable: ties keep session order
+    if len(scored) < want:  # the query ranks, the filter selects: the rest follow, unscored
+        seen = {e.id for e, _ in scored}
+        scored += [(e, None) for e, _ in _listed(memory, tenant, op) if e.id not in seen]
     return scored
 
 

@@ -9,9 +9,17 @@ indexes see, and what ``get`` reads back): ``put`` stores it (scored,
 embedded and indexed like any episode), ``get`` reads it, ``delete`` erases
 it, and ``search`` with a query is episeg's recall within the namespace
 prefix (the whole tenant for ``(tenant,)``), so a search also finds the
-episodes the agent's conversations produced (their key is the episode id,
-their value its summary, salience and turns). ``search`` without a query
-lists the namespace. ``filter`` and ``list_namespaces`` behave as LangGraph's
+episodes the agent's conversations produced (their namespace is ``(tenant,
+*session.split("/"))``, their key the episode id, their value its summary,
+salience and turns). Every search result is addressable: ``get`` reads a
+conversation's episode by that namespace and key and ``delete`` erases it
+(``Memory.forget``), while ``put`` to it is an ``ArgumentError`` (it is
+read-only here: nothing is written). As in LangGraph's stores the query ranks
+and ``filter`` selects: the items recall finds come first, scored, then every
+other item under the prefix that passes the filter, newest first, with
+``score=None`` (recall's similarity threshold never hides an item; the order of
+the unscored rest is episeg's, not InMemoryStore's vector order). ``search``
+without a query lists the namespace. ``filter`` and ``list_namespaces`` behave as LangGraph's
 InMemoryStore (:mod:`episeg.adapters._langgraph_filter`): exact matches and the
 operators ``$eq $ne $gt $gte $lt $lte`` (another is an ``ArgumentError``; an item
 whose field is not a number does not match ``$gt`` and the like), and namespaces
@@ -31,9 +39,18 @@ turn and its namespace from its session, which is exact unless an element
 held a ``/`` or the namespace was ``(tenant, "default")``: such an item is
 read as the namespace earlier versions listed it under (``("alice", "x/y")``'s
 as ``("alice", "x", "y")``'s, ``("alice", "default")``'s as ``("alice",)``'s).
-A ``put`` whose value is not JSON raises :class:`~episeg.errors.ArgumentError`
-and writes nothing; a replacing put is an upsert, so the old value stays
-until the new one is stored.
+A ``put`` whose value JSON would not read back unchanged (not JSON, a
+non-``str`` dict key, a tuple: :mod:`episeg.adapters._langgraph_checks`) raises
+:class:`~episeg.errors.ArgumentError` naming the key and writes nothing;
+InMemoryStore keeps such values only because it keeps Python objects. A key
+must be non-empty, without control, format or surrogate characters, and the
+id ``lg:<namespace>:<key>`` at most 1,024 characters (else ``ArgumentError``
+naming the key). A ``batch`` is checked whole before any operation runs, so a
+bad operation writes nothing. A replacing put is an upsert, so the old value
+stays until the new one is stored. Items are stored pinned: maintenance never
+decays or archives a stored value (an item an earlier version let maintenance
+archive reads as absent, with a logged warning, until it is put again or
+unarchived).
 
 A search within a namespace recalls per session under the prefix with
 recall's exact ``session`` window, widened until ``offset + limit`` items
@@ -62,7 +79,6 @@ from __future__ import annotations
 
 import asyncio
 import dataclasses
-import json
 import logging
 import time
 from collections.abc import Iterable
@@ -79,34 +95,23 @@ from langgraph.store.base import (
     SearchOp,
 )
 
+from episeg.adapters._langgraph_checks import check_key, check_op, tenant_of, value_json
 from episeg.adapters._langgraph_ids import episode_id, identity, legacy_id, session
-from episeg.adapters._langgraph_search import key_value, list_namespaces, search, stamp
+from episeg.adapters._langgraph_search import (
+    conversation_episode,
+    key_value,
+    list_namespaces,
+    search,
+    stamp,
+)
 from episeg.errors import ArgumentError
 from episeg.memory import Memory
 from episeg.recall.index import IndexedStore
-from episeg.store.tenants import validate_tenant
 from episeg.types import Actor, Episode, Turn
 
 __all__ = ["EpisegStore"]
 
 log = logging.getLogger(__name__)
-
-
-def _tenant(namespace: tuple[str, ...]) -> str:
-    if not namespace:
-        raise ArgumentError("a namespace needs at least one element: the tenant")
-    return validate_tenant(namespace[0])
-
-
-def _json(op: PutOp) -> str:
-    """The value of ``op`` as the JSON text stored (and read back), or a typed error."""
-    try:
-        return json.dumps(dict(op.value or {}), sort_keys=True, ensure_ascii=False)
-    except (TypeError, ValueError) as exc:
-        raise ArgumentError(
-            f"the value of key {op.key!r} in namespace {op.namespace!r} is not JSON "
-            f"(nothing was written, the stored value is unchanged): {exc}"
-        ) from exc
 
 
 class EpisegStore(BaseStore):
@@ -125,8 +130,26 @@ class EpisegStore(BaseStore):
         self._tenants: set[str] = set()
 
     def batch(self, ops: Iterable[Op]) -> list[Result]:
-        """Run ``ops`` in order (gets, searches, puts and deletes, namespace listings)."""
-        return [self._one(op) for op in ops]
+        """Run ``ops`` in order (gets, searches, puts and deletes, namespace listings).
+
+        Every operation is checked first (namespaces, keys, values, filters, puts to
+        a conversation's episode): one bad operation fails the batch before any runs.
+        Should one still fail while running (the store down), the error says which
+        operations ran.
+        """
+        ops = list(ops)
+        for op in ops:
+            check_op(op)
+            if isinstance(op, PutOp) and op.value is not None:
+                self._writable(tuple(op.namespace), op.key)
+        out: list[Result] = []
+        for n, op in enumerate(ops):
+            try:
+                out.append(self._one(op))
+            except Exception as exc:
+                exc.add_note(f"operations {n}-{len(ops) - 1} of this batch did not run")
+                raise
+        return out
 
     async def abatch(self, ops: Iterable[Op]) -> list[Result]:
         """:meth:`batch` in a worker thread (episeg's calls block)."""
@@ -146,7 +169,7 @@ class EpisegStore(BaseStore):
         raise ArgumentError(f"unknown store operation {type(op).__name__}")
 
     def _touch(self, namespace: tuple[str, ...]) -> str:
-        tenant = _tenant(namespace)
+        tenant = tenant_of(namespace)
         self._tenants.add(tenant)
         return tenant
 
@@ -157,11 +180,25 @@ class EpisegStore(BaseStore):
 
     def _get(self, op: GetOp) -> Item | None:
         namespace = tuple(op.namespace)
-        found = self._stored(self.memory.store(self._touch(namespace)), namespace, op.key)
+        tenant = self._touch(namespace)
+        found = self._stored(self.memory.store(tenant), namespace, op.key)
         if not found:
-            return None
+            other = conversation_episode(self.memory, tenant, namespace, op.key)
+            if other is None:
+                return None
+            found = [other]
         new = episode_id(namespace, op.key)
         episode = next((e for e in found if e.id == new), found[0])
+        if episode.archived:  # search and list_namespaces leave it out too
+            log.warning(
+                "item %r of %r was archived by maintenance (before items were pinned); "
+                "it reads as absent until Memory.unarchive(%r, %r) or a put",
+                op.key,
+                namespace,
+                tenant,
+                episode.id,
+            )
+            return None
         return Item(
             value=key_value(episode)[1],
             key=op.key,
@@ -182,8 +219,15 @@ class EpisegStore(BaseStore):
             store = self.memory.store(tenant)
             found = self._stored(store, namespace, op.key)
             if op.value is None:
+                other = (
+                    None if found else conversation_episode(self.memory, tenant, namespace, op.key)
+                )
+                if other is not None:
+                    self.memory.forget(tenant, episode=other.id)
                 store.delete([e.id for e in found])
                 return
+            check_key(namespace, op.key)
+            self._writable(namespace, op.key)
             new = episode_id(namespace, op.key)
             batch = [*self._relocated(store, new, namespace, op.key), self._item(tenant, op, new)]
             stored = {e.id for e in self.memory.store_episodes(batch)}
@@ -194,8 +238,17 @@ class EpisegStore(BaseStore):
             if any(e.id == new and e.archived for e in found):
                 self.memory.unarchive(tenant, new)  # a new value is searchable again
 
+    def _writable(self, namespace: tuple[str, ...], key: str) -> None:
+        """Refuse a put to a conversation's episode (it is read-only here)."""
+        tenant = tenant_of(namespace)
+        if conversation_episode(self.memory, tenant, namespace, key) is not None:
+            raise ArgumentError(
+                f"key {key!r} of namespace {namespace!r} is an episode of a conversation: "
+                "it can be read and deleted, not replaced (nothing was written)"
+            )
+
     def _item(self, tenant: str, op: PutOp, new: str) -> Episode:
-        text = _json(op)  # raises before anything is written
+        text = value_json(op)  # raises before anything is written
         now = time.time()
         turn = Turn(
             actor=Actor.USER,
@@ -216,6 +269,7 @@ class EpisegStore(BaseStore):
             closed_at=now,
             embedding=vector[0],
             turn_embeddings=vector,
+            pinned=True,  # a stored value: never decayed nor archived by maintenance
         )
 
     def _relocated(

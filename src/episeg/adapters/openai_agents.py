@@ -30,9 +30,27 @@ turn of a batch is made (and clipped) before anything is written; should
 episeg still fail to observe one (its journal or embedder failing), the
 error says which items were observed and which were not.
 
-``pop_item`` removes an item from the history only: a turn episeg already
-observed stays in its episode (use the service's forget to erase an episode).
-``clear_session`` clears the history and closes the open episode.
+Item kinds (:mod:`episeg.adapters._openai_items`): every tool call of the SDK's
+tools (function, custom, shell, local shell, apply-patch, computer, hosted MCP,
+web and file search, code interpreter...) and every tool output is a ``tool``
+turn; an output is typed ``tool-error`` only when the item says it failed,
+otherwise left untyped so episeg infers success or failure from its text (the
+SDK's failure text is a ``tool-error``); an assistant's refusal is its text.
+Items with no conversation (reasoning, compaction, instructions...) are left
+out, logged at debug level.
+
+Calls on one conversation (``user``, ``session_id``) run one at a time, also
+across ``EpisegSession`` objects of it in one event loop, as ``SQLiteSession``
+serialises them: concurrent ``add_items`` keep every turn, in the history's order.
+
+``pop_item`` removes an item from the history; a turn episeg observed for it
+stays (the Memory API cannot take back one turn; use forget to erase an
+episode). The same item added back next, as the SDK's retry rewind does, is
+not observed twice; another item in its place is observed, and a warning says
+that the popped turn is kept (:mod:`episeg.adapters._openai_state`). This
+object only knows the items it added itself: after a restart, an item popped
+and added back is observed again. ``clear_session`` clears the history and
+closes the open episode.
 
 >>> import asyncio, tempfile
 >>> from episeg.memory import Memory
@@ -47,16 +65,16 @@ observed stays in its episode (use the service's forget to erase an episode).
 
 from __future__ import annotations
 
-import dataclasses
 import logging
-import time
 from typing import TYPE_CHECKING, Any
 
+from episeg.adapters._openai_items import clip_turn, item_to_turn, text_of
+from episeg.adapters._openai_state import Key, Rewind, next_ts, session_lock
 from episeg.interfaces.aio import AsyncMemory
 from episeg.memory import Memory
 from episeg.recall.hits import RecallHit
 from episeg.store.tenants import validate_tenant
-from episeg.types import Actor, Turn, TurnType
+from episeg.types import Turn
 
 if TYPE_CHECKING:  # the SDK is imported when a session is made (importing it takes ~1.5 s)
     from agents.items import TResponseInputItem
@@ -66,72 +84,7 @@ __all__ = ["EpisegSession", "clip_turn", "item_to_turn"]
 
 CONTEXT_HEADER = "Relevant memories from earlier conversations (episeg):"
 _NOTES_KEPT = 8  # notes made and not yet handed back (a run that failed first leaves one)
-_CLIPPED = "[episeg: item {item} clipped, {total} characters; the first {kept} are kept above]"
 log = logging.getLogger(__name__)
-
-
-def _text(content: Any) -> str:
-    if isinstance(content, str):
-        return content
-    if isinstance(content, list):
-        parts = [p.get("text", "") for p in content if isinstance(p, dict)]
-        return "\n".join(p for p in parts if p)
-    return ""
-
-
-def item_to_turn(item: Any, *, user: str, session: str, ts: float) -> Turn | None:
-    """The episeg turn for one SDK input item, or ``None`` for items that are not turns.
-
-    System/developer messages (instructions, injected memories) and reasoning
-    items are not conversation turns.
-
-    >>> item_to_turn({"type": "function_call", "name": "ls", "arguments": "{}"},
-    ...              user="u", session="s", ts=1.0).text
-    'ls({})'
-    >>> item_to_turn({"role": "developer", "content": "be brief"}, user="u", session="s", ts=1.0)
-    """
-    if not isinstance(item, dict):
-        return None
-    kind, role = item.get("type", "message"), item.get("role")
-    actor: Actor
-    turn_type: TurnType | None = None
-    if kind == "message" and role in ("user", "assistant"):
-        actor, text = Actor.parse(role), _text(item.get("content"))
-    elif kind == "function_call":
-        actor, turn_type = Actor.TOOL, TurnType.TOOL_CALL
-        text = f"{item.get('name', 'tool')}({item.get('arguments', '')})"
-    elif kind == "function_call_output":
-        actor, turn_type, text = Actor.TOOL, TurnType.TOOL_SUCCESS, _text(item.get("output"))
-    else:
-        return None
-    if not text.strip():
-        return None
-    return Turn(actor=actor, text=text, ts=ts, type=turn_type, user=user, session=session)
-
-
-def clip_turn(turn: Turn, limit: int, *, item: int = 0) -> Turn:
-    """``turn``, or its first characters and a marker if its text is over ``limit`` (logged).
-
-    >>> clipped = clip_turn(Turn(actor="tool", text="x" * 500, ts=1.0), 200)
-    >>> len(clipped.text) <= 200, clipped.text.splitlines()[-1]
-    (True, '[episeg: item 0 clipped, 500 characters; the first 129 are kept above]')
-    """
-    if len(turn.text) <= limit:
-        return turn
-    marker = _CLIPPED.format(item=item, total=len(turn.text), kept=limit)
-    kept = max(0, limit - len(marker) - 1)
-    marker = _CLIPPED.format(item=item, total=len(turn.text), kept=kept)
-    log.warning(
-        "session %s of %s: item %d has %d characters, over max_turn_chars=%d; "
-        "episeg keeps its first %d (the session history keeps it whole)",
-        turn.session,
-        turn.user,
-        item,
-        len(turn.text),
-        limit,
-        kept,
-    )
-    return dataclasses.replace(turn, text=f"{turn.text[:kept]}\n{marker}")
 
 
 def _in_memory_history(session_id: str) -> Session:
@@ -177,7 +130,7 @@ class EpisegSession:
         self.user = validate_tenant(user)
         self.history = history if history is not None else _in_memory_history(session_id)
         self.recall_k = recall_k
-        self._last_ts = 0.0
+        self._rewind = Rewind()
         self._notes: list[str] = []  # the texts of the notes input_callback made, not yet dropped
 
     async def get_items(self, limit: int | None = None) -> list[TResponseInputItem]:
@@ -194,25 +147,58 @@ class EpisegSession:
         so in its text and a logged warning (:func:`clip_turn`): a long tool output
         never fails the agent's run nor loses the items after it.
         """
+        async with session_lock(self.user, self.session_id):
+            await self._add(items)
+
+    async def _add(self, items: list[TResponseInputItem]) -> None:
         items = [i for i in items if not self._own_note(i)]
         limit = self.memory.memory.config.intake.max_turn_chars
-        turns: list[tuple[int, Turn]] = []
-        for n, item in enumerate(items):
-            self._last_ts = max(time.time(), self._last_ts)
-            turn = item_to_turn(item, user=self.user, session=self.session_id, ts=self._last_ts)
-            if turn is not None:
-                turns.append((n, clip_turn(turn, limit, item=n)))
+        made = [self._turn(item) for item in items]
+        keys: list[Key] = [_key(t) for t in made]
+        again, replaced = self._rewind.plan(keys)
+        turns = [
+            (n, clip_turn(t, limit, item=n))
+            for n, t in enumerate(made)
+            if t is not None and not again[n]
+        ]
         await self.history.add_items(items)
-        for done, (_, turn) in enumerate(turns):
-            try:
-                await self.memory.observe(turn)
-            except Exception as exc:
-                missed = [m for m, _ in turns[done:]]
-                exc.add_note(
-                    f"episeg observed items {[m for m, _ in turns[:done]]} of this add_items, "
-                    f"not items {missed} (the session history holds all {len(items)})"
-                )
-                raise
+        self._rewind.consume(len(items))
+        for key in replaced:
+            log.warning(
+                "session %s of %s: a popped item was replaced by another; episeg keeps the "
+                "popped %s turn %r (one turn cannot be taken back; forget erases its episode)",
+                self.session_id,
+                self.user,
+                key[0] if key else "?",
+                (key[2] if key else "")[:80],
+            )
+        if any(again):
+            log.info(
+                "session %s of %s: %d item(s) added back after pop_item are observed already",
+                self.session_id,
+                self.user,
+                sum(again),
+            )
+        held = [k if again[n] else None for n, k in enumerate(keys)]
+        try:
+            for done, (n, turn) in enumerate(turns):
+                try:
+                    await self.memory.observe(turn)
+                except Exception as exc:
+                    missed = [m for m, _ in turns[done:]]
+                    exc.add_note(
+                        f"episeg observed items {[m for m, _ in turns[:done]]} of this "
+                        f"add_items, not items {missed} (the session history holds all "
+                        f"{len(items)})"
+                    )
+                    raise
+                held[n] = keys[n]
+        finally:
+            self._rewind.added(held)
+
+    def _turn(self, item: Any) -> Turn | None:
+        ts = next_ts(self.user, self.session_id)
+        return item_to_turn(item, user=self.user, session=self.session_id, ts=ts)
 
     def _own_note(self, item: Any) -> bool:
         """Whether ``item`` is a note :meth:`input_callback` made (forgotten once seen).
@@ -228,19 +214,34 @@ class EpisegSession:
         return True
 
     async def pop_item(self) -> TResponseInputItem | None:
-        """Remove the latest item from the history (episeg keeps the observed turn)."""
-        return await self.history.pop_item()
+        """Remove the latest item from the history.
+
+        episeg keeps a turn it observed for the item; if the same item is added
+        back next (the SDK's retry rewind), it is not observed again.
+        """
+        async with session_lock(self.user, self.session_id):
+            item = await self.history.pop_item()
+            if item is not None and self._rewind.popped(_key(self._turn(item))):
+                log.info(
+                    "session %s of %s: item popped from the history; episeg keeps its turn "
+                    "(added back unchanged, it is not observed twice)",
+                    self.session_id,
+                    self.user,
+                )
+            return item
 
     async def clear_session(self) -> None:
         """Clear the history and close (score, store) the open episode."""
-        await self.history.clear_session()
-        await self.memory.flush(self.user, self.session_id)
+        async with session_lock(self.user, self.session_id):
+            await self.history.clear_session()
+            self._rewind.clear()
+            await self.memory.flush(self.user, self.session_id)
 
     async def input_callback(
         self, history: list[TResponseInputItem], new_input: list[TResponseInputItem]
     ) -> list[TResponseInputItem]:
         """``RunConfig(session_input_callback=...)``: history, recalled memories, new input."""
-        query = " ".join(_text(i.get("content")) for i in new_input if isinstance(i, dict))
+        query = " ".join(text_of(i.get("content")) for i in new_input if isinstance(i, dict))
         if not query.strip():
             return [*history, *new_input]
         lines: list[str] = []
@@ -269,3 +270,10 @@ class EpisegSession:
             if len(kept) >= self.recall_k or len(hits) < k:
                 return kept[: self.recall_k]
             k += len(hits) - len(kept)
+
+
+def _key(turn: Turn | None) -> Key:
+    """What identifies an item's turn across a pop and a re-add (not its ts)."""
+    if turn is None:
+        return None
+    return turn.actor.value, turn.type.value if turn.type else None, turn.text
