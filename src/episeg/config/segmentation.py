@@ -4,6 +4,19 @@
 {'max_turns': 8, 'max_seconds': 3600.0, 'hard_factor': 1.5}
 >>> JudgeConfig(gate="periodic").gate
 <JudgeGate.PERIODIC: 'periodic'>
+
+A setting that could do nothing is refused, naming what would work instead:
+
+>>> JudgeConfig(gate="periodic", every=0)
+Traceback (most recent call last):
+...
+episeg.errors.ConfigError: judge.every=0 turns the periodic check off, so judge.gate 'periodic' ...
+>>> PolicyConfig(weights={"window": 2.0})
+Traceback (most recent call last):
+...
+episeg.errors.ConfigError: policy.weights.window does nothing: the window signal's cuts are ...
+
+The ``combiner`` section (:class:`CombinerConfig`) lives in :mod:`episeg.config.combiner`.
 """
 
 from __future__ import annotations
@@ -14,6 +27,7 @@ from types import MappingProxyType
 from typing import TYPE_CHECKING, ClassVar
 
 from episeg.config.base import _fail, _int, _num, _Section
+from episeg.config.combiner import CombinerConfig
 from episeg.errors import ConfigError
 from episeg.types import Actor, JudgeGate, SignalName
 
@@ -114,8 +128,10 @@ class JudgeConfig(_Section):
     """Signal 3, :class:`~episeg.segmentation.signals.prediction.PredictionError`.
 
     every : int, default 4
-        Periodic check cadence in turns (0 disables it); used when ``gate`` is
-        periodic or both.
+        Periodic check cadence in turns, used when ``gate`` is periodic or
+        both. 0 turns the periodic check off, so it is refused with those two
+        gates (use ``never`` or ``ambiguous``: 0 with them would leave the
+        gate doing nothing of what it names).
     gate : JudgeGate, default "ambiguous"
         When the judge is consulted; see :class:`~episeg.types.JudgeGate`.
     """
@@ -133,13 +149,30 @@ class JudgeConfig(_Section):
     def __post_init__(self) -> None:
         _int(self.section, "every", self.every, low=0)
         object.__setattr__(self, "gate", JudgeGate.parse(self.gate))
+        if self.every == 0 and self.gate in _PERIODIC_GATES:
+            instead = _PERIODIC_GATES[self.gate]
+            raise ConfigError(
+                f"judge.every=0 turns the periodic check off, so judge.gate "
+                f"{self.gate.value!r} would act as {instead!r}; set judge.every >= 1, "
+                f"or judge.gate={instead!r}"
+            )
 
+
+_PERIODIC_GATES = {JudgeGate.PERIODIC: "never", JudgeGate.BOTH: "ambiguous"}
+"""The gates that read ``judge.every``, each with the gate it becomes when ``every`` is 0."""
 
 _DEFAULT_WEIGHTS: dict[str, float] = {
     SignalName.SEMANTIC: 1.0,
     SignalName.DRIFT: 0.6,
     SignalName.STRUCTURAL: 1.0,
 }
+_NOT_WEIGHED = {
+    SignalName.WINDOW: "the window signal's cuts are authoritative rulings (policy rule 1)",
+    SignalName.MARKER: "the marker signal's cuts are authoritative rulings (policy rule 1)",
+    SignalName.PREDICTION: "the judge decides on its own when consulted (policy rule 9)",
+    SignalName.COMBINER: "'combiner' names the combiner's own verdict",
+}
+"""Signal names a weight would never apply to, and why (the hints are the rest)."""
 _ACTORS = tuple(a.value for a in Actor)
 
 
@@ -148,7 +181,9 @@ class PolicyConfig(_Section):
     """The combiner, :class:`~episeg.segmentation.policy.BoundaryPolicy`.
 
     weights : Mapping[SignalName | str, float], default semantic 1.0, drift 0.6, structural 1.0
-        Weight of each hint signal (a signal not named weighs 0).
+        Weight of each hint signal (a signal not named weighs 0). Only the
+        hints are weighed: a weight for ``window``, ``marker``, ``prediction``
+        or ``combiner`` would do nothing, so it is refused.
     boundary_evidence : float, default 1.0
         Weighted evidence at or above which the combiner declares a boundary.
     ambiguity_floor : float, default 0.5
@@ -173,7 +208,14 @@ class PolicyConfig(_Section):
         weights = {}
         for name, weight in self.weights.items():
             _num(self.section, f"weights.{name}", weight, 0.0)
-            weights[SignalName.parse(name)] = float(weight)
+            signal = SignalName.parse(name)
+            if signal in _NOT_WEIGHED:
+                hints = ", ".join(sorted(_DEFAULT_WEIGHTS))
+                raise ConfigError(
+                    f"policy.weights.{signal.value} does nothing: {_NOT_WEIGHED[signal]}, "
+                    f"never weighed; policy.weights takes {hints}"
+                )
+            weights[signal] = float(weight)
         object.__setattr__(self, "weights", MappingProxyType(weights))
         _num(self.section, "boundary_evidence", self.boundary_evidence, 0.0, low_open=True)
         _num(self.section, "ambiguity_floor", self.ambiguity_floor, 0.0)
@@ -183,60 +225,6 @@ class PolicyConfig(_Section):
         if isinstance(actors, str) or not set(actors) <= set(_ACTORS):
             raise _fail(self.section, "hint_actors", f"a tuple drawn from {_ACTORS}", actors)
         object.__setattr__(self, "hint_actors", tuple(actors))
-
-
-_COMBINERS = ("auto", "learned", "layered")
-
-
-@dataclass(frozen=True, kw_only=True)
-class CombinerConfig(_Section):
-    """Which combiner decides boundaries (:class:`~episeg.segmentation.learned.LearnedPolicy`).
-
-    kind : str, default "auto"
-        ``learned``: the boundary model trained by ``episeg train segmenter``
-        decides after the authoritative rulings (marker, system-event, window);
-        it needs the embedder it was trained on (all-MiniLM-L6-v2, 384 dims).
-        ``layered``: the hand-set :class:`~episeg.segmentation.policy.BoundaryPolicy`
-        (``policy`` section), kept for comparison. ``auto``: ``learned`` when
-        the segmenter's embedder is the model's, else ``layered`` (a test
-        double such as the hashing embedder), logged once.
-    weights : str or None, default None
-        A weights file written by the trainer; ``None``: the shipped agent
-        model; ``"chat"``: the shipped open-domain chat model.
-    threshold : float or None, default None
-        Decision threshold on the model's logit (``None``: the model's own).
-    band : float or None, default None
-        Half-width of the uncertain band around the threshold where a
-        configured judge is asked (``None``: the model's own).
-    min_turns : int or None, default None
-        Segment-length prior: the model cuts only an episode holding this many
-        turns (``None``: the model's own; 2 for the agent model).
-    roles_known : bool, default True
-        ``False`` when speaker labels carry no meaning: the model's role
-        features are then off (set ``policy.hint_actors`` to all four too).
-    """
-
-    section: ClassVar[str] = "combiner"
-    kind: str = "auto"
-    weights: str | None = None
-    threshold: float | None = None
-    band: float | None = None
-    min_turns: int | None = None
-    roles_known: bool = True
-
-    def __post_init__(self) -> None:
-        if self.kind not in _COMBINERS:
-            raise _fail(self.section, "kind", f"one of {', '.join(_COMBINERS)}", self.kind)
-        if self.weights is not None and not isinstance(self.weights, str):
-            raise _fail(self.section, "weights", "a path or 'chat'", self.weights)
-        if self.threshold is not None:
-            _num(self.section, "threshold", self.threshold, float("-inf"))
-        if self.band is not None:
-            _num(self.section, "band", self.band, 0.0)
-        if self.min_turns is not None:
-            _int(self.section, "min_turns", self.min_turns)
-        if not isinstance(self.roles_known, bool):
-            raise _fail(self.section, "roles_known", "a bool", self.roles_known)
 
 
 @dataclass(frozen=True, kw_only=True)

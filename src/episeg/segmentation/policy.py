@@ -33,6 +33,14 @@ Policy, in order (each numbered rule has one row in
 >>> judge = Verdict("prediction", Decision.BOUNDARY, 1.0, "judge said new")
 >>> policy.resolve(out, judge).decision.value
 'boundary'
+
+Only hints are weighed (rule 3), so a weight for any other signal would do
+nothing and is refused:
+
+>>> BoundaryPolicy(weights={"semantic": 1.0, "marker": 5.0})
+Traceback (most recent call last):
+...
+episeg.errors.ConfigError: policy.weights.marker does nothing: the marker signal's cuts are ...
 """
 
 from __future__ import annotations
@@ -71,7 +79,8 @@ class BoundaryPolicy:
     Parameters
     ----------
     weights
-        Weight per hint signal name (missing names weigh 0).
+        Weight per hint signal name, from semantic, drift and structural
+        (missing names weigh 0; any other name is a ``ConfigError``).
     boundary_evidence
         Evidence needed to open an episode.
     ambiguity_floor

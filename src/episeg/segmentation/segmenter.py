@@ -22,6 +22,9 @@ they give the same boundaries.
 ...          for i, t in enumerate(texts)]
 >>> [len(e.turns) for e in seg.segment(turns)]
 [2, 2]
+
+Wrong arguments get a typed error naming them, as in :class:`~episeg.memory.Memory`
+(examples in :mod:`~episeg.segmentation.arguments`).
 """
 
 from __future__ import annotations
@@ -35,7 +38,7 @@ import numpy as np
 
 from episeg.config import EpisegConfig
 from episeg.defaults import default_embedder
-from episeg.errors import ConfigError
+from episeg.segmentation import arguments
 from episeg.segmentation.checkpoint import SessionCheckpoint
 from episeg.segmentation.decide import TurnDecider
 from episeg.segmentation.episode import OpenEpisode
@@ -46,7 +49,7 @@ from episeg.segmentation.signals.factory import ALL_SIGNALS
 from episeg.segmentation.state import SessionState, TurnTrace
 from episeg.segmentation.step import Step
 from episeg.segmentation.tap import JudgeTap
-from episeg.types import Episode, SignalName, Turn
+from episeg.types import Episode, Turn
 from episeg.typing import Embedder, Judge
 
 __all__ = ["ALL_SIGNALS", "Segmenter", "Step", "TurnTrace"]
@@ -69,7 +72,8 @@ class Segmenter:
         answer for :attr:`Step.judge_record` and replays recorded answers in
         :meth:`resume`.
     signals
-        Names to enable, from ``ALL_SIGNALS``; default all that are possible.
+        Names to enable, from ``ALL_SIGNALS`` (a collection, not one string);
+        default all that are possible.
     keep_trace
         Record a :class:`TurnTrace` per turn in :attr:`trace`.
     """
@@ -87,18 +91,7 @@ class Segmenter:
         self.embedder = embedder if embedder is not None else default_embedder(self.config)
         self.judge = judge
         self.tap = JudgeTap(judge) if judge is not None else None
-        chosen = (
-            frozenset(signals)
-            if signals is not None
-            else (ALL_SIGNALS if judge is not None else ALL_SIGNALS - {SignalName.PREDICTION})
-        )
-        unknown = sorted(str(s) for s in chosen - ALL_SIGNALS)
-        if unknown:
-            valid = ", ".join(sorted(s.value for s in ALL_SIGNALS))
-            raise ConfigError(f"unknown signal(s) {unknown}; valid: {valid}")
-        if SignalName.PREDICTION in chosen and judge is None:
-            raise ConfigError("the 'prediction' signal needs a judge (pass judge=...)")
-        self.signals = frozenset(SignalName.parse(s) for s in chosen)
+        self.signals = arguments.chosen_signals(signals, has_judge=judge is not None)
         self.policy = BoundaryPolicy.from_config(self.config)
         self.trace: list[TurnTrace] | None = [] if keep_trace else None
         self._sessions: dict[tuple[str, str], SessionState] = {}
@@ -112,6 +105,7 @@ class Segmenter:
             trace=self.trace,
             counters=self._counters,
         )
+        arguments.warn_ignored_settings(self.config, learned=self.learned is not None)
 
     @property
     def learned(self) -> LearnedPolicy | None:
@@ -130,7 +124,7 @@ class Segmenter:
 
     def observe(self, turn: Turn) -> Step:
         """Take one turn; the :class:`Step` says what happened (iterate it for closed episodes)."""
-        session = self._session(turn)
+        session = self._session(arguments.check_turn(turn, "observe"))
         before = (session.intake.seq, session.intake.last_ts, session.positions)
         prepared = session.intake.accept(turn, max_turn_chars=self.config.intake.max_turn_chars)
         if prepared is None:
@@ -156,10 +150,12 @@ class Segmenter:
         so a caller can refuse a whole batch before any of it is observed.
         """
         known = {key: state.intake for key, state in self._sessions.items()}
+        turns = arguments.check_turns(turns, "preview")
         return preview_intake(known, turns, max_turn_chars=self.config.intake.max_turn_chars)
 
     def flush(self, user: str | None = None, session: str | None = None) -> list[Episode]:
-        """Close the open episode of every matching (user, session)."""
+        """Close the open episode of every matching (user, session) (``None`` matches any)."""
+        arguments.check_names(optional=True, user=user, session=session)
         closed = []
         for (u, s), state in self._sessions.items():
             wanted = (user is None or u == user) and (session is None or s == session)
@@ -170,6 +166,7 @@ class Segmenter:
 
     def open_turns(self, user: str, session: str) -> tuple[Turn, ...]:
         """The turns of the still-open episode of (user, session)."""
+        arguments.check_names(user=user, session=session)
         state = self._sessions.get((user, session))
         return tuple(state.open.turns) if state else ()
 
@@ -177,9 +174,10 @@ class Segmenter:
         """The opening state of (user, session)'s open episode, for the journal.
 
         Take it right after the turn that opened the episode (the summaries
-        are those of that moment).
+        are those of that moment). An unknown session is an ``ArgumentError``.
         """
-        return SessionCheckpoint.of(self._sessions[(user, session)], user, session)
+        state = arguments.known_session(self._sessions, user, session, "checkpoint")
+        return SessionCheckpoint.of(state, user, session)
 
     def resume(
         self,
@@ -200,6 +198,7 @@ class Segmenter:
         from them and is never called. Returns the episodes the replay closed
         (none when it is deterministic).
         """
+        checkpoint, turns = arguments.check_replay(checkpoint, turns)
         tap = self.tap if judge_records is not None else None
         with tap.replaying(judge_records or {}) if tap is not None else nullcontext():
             return self._resume(checkpoint, turns, seen_ids=seen_ids, last_ts=last_ts)
@@ -233,20 +232,22 @@ class Segmenter:
 
     def forget(self, user: str, session: str) -> None:
         """Drop the in-memory state of (user, session) (before a :meth:`resume`)."""
+        arguments.check_names(user=user, session=session)
         self._sessions.pop((user, session), None)
 
-    def segment(self, turns: Sequence[Turn]) -> list[Episode]:
+    def segment(self, turns: Iterable[Turn]) -> list[Episode]:
         """Batch: segment a whole transcript with batched embeddings.
 
         Runs on fresh state (streaming sessions are untouched) and flushes at
         the end. Gives the same boundaries as ``observe`` on each turn then
         ``flush``.
         """
+        checked = arguments.check_turns(turns, "segment")
         saved, self._sessions = self._sessions, {}
         try:
             accepted: list[tuple[SessionState, PreparedTurn]] = []
             limit = self.config.intake.max_turn_chars
-            for turn in turns:
+            for turn in checked:
                 state = self._session(turn)
                 prepared = state.intake.accept(turn, max_turn_chars=limit)
                 if prepared is None:
