@@ -75,8 +75,8 @@ def test_a_key_no_id_can_hold_is_refused_naming_the_key(store: EpisegStore, key:
     assert store.search(NS) == []
 
 
-def test_an_item_is_never_archived_by_maintenance(tmp_path: Path) -> None:
-    now = [1_800_000_000.0]
+def _store_at(tmp_path: Path, now: list[float]) -> tuple[Memory, EpisegStore]:
+    """A memory on a settable clock with one item put in it."""
     memory = Memory(
         path=tmp_path,
         embedder=HashingEmbedder(dim=64),
@@ -86,6 +86,12 @@ def test_an_item_is_never_archived_by_maintenance(tmp_path: Path) -> None:
     )
     store = EpisegStore(memory)
     store.put(NS, "editor", {"text": "alice edits in vim"})
+    return memory, store
+
+
+def test_an_item_is_never_archived_by_maintenance(tmp_path: Path) -> None:
+    now = [1_800_000_000.0]
+    memory, store = _store_at(tmp_path, now)
     now[0] += 400 * 86400
     memory.maintain("alice", archive=True)
     got = store.get(NS, "editor")
@@ -165,15 +171,7 @@ def test_an_item_archived_before_items_were_pinned_reads_as_absent_everywhere(
     tmp_path: Path, caplog: pytest.LogCaptureFixture
 ) -> None:
     now = [1_800_000_000.0]
-    memory = Memory(
-        path=tmp_path,
-        embedder=HashingEmbedder(dim=64),
-        judge=None,
-        scorer=None,
-        clock=lambda: now[0],
-    )
-    store = EpisegStore(memory)
-    store.put(NS, "editor", {"text": "alice edits in vim"})
+    memory, store = _store_at(tmp_path, now)
     memory.update_episode("alice", "lg:prefs:editor", pinned=False)  # as an older version stored it
     now[0] += 400 * 86400
     assert memory.maintain("alice", archive=True).archived == 1
