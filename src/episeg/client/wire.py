@@ -200,21 +200,27 @@ def _decode(response: httpx.Response) -> Any:
         ) from None
 
 
-def _export_refusal(response: httpx.Response) -> APIError | None:
-    """The :class:`APIError` for a 2xx answer that is not the service's export stream.
+def _export_answer(response: httpx.Response) -> httpx.Response:
+    """``response`` if it is the service's export stream; else its :class:`APIError`.
 
-    A proxy's page answered 200 (a login page) would otherwise become the
-    export file; error statuses and redirects go through :func:`_decode`.
+    An error status or a redirect raises as :func:`_decode` does; a 2xx answer
+    that is not NDJSON (a proxy's login page answered 200) would otherwise
+    become the export file.
 
-    >>> _export_refusal(httpx.Response(200, text="<html>log in</html>"))
-    APIError("HTTP 200: not the service's export (content-type 'text/plain; charset=utf-8')")
-    >>> _export_refusal(httpx.Response(200, content=b"{}", headers=NDJSON)) is None
-    True
+    >>> try:
+    ...     _export_answer(httpx.Response(200, text="<html>log in</html>"))
+    ... except APIError as err:
+    ...     print(err.status, err.detail)
+    200 not the service's export (content-type 'text/plain; charset=utf-8')
+    >>> _export_answer(httpx.Response(200, content=b"{}", headers=NDJSON)).status_code
+    200
     """
+    if not response.is_success:
+        raise _decode_error(response)
     kind = response.headers.get("content-type", "")
-    if kind.split(";")[0].strip() == NDJSON["content-type"]:
-        return None
-    return APIError(response.status_code, f"not the service's export (content-type {kind!r})")
+    if kind.split(";")[0].strip() != NDJSON["content-type"]:
+        raise APIError(response.status_code, f"not the service's export (content-type {kind!r})")
+    return response
 
 
 def _decode_error(response: httpx.Response) -> APIError:
@@ -236,16 +242,6 @@ def _decode_error(response: httpx.Response) -> APIError:
 
 def _headers(api_key: str | None) -> dict[str, str]:
     return {"Authorization": f"Bearer {api_key}"} if api_key else {}
-
-
-def _export_answer(response: httpx.Response) -> httpx.Response:
-    """``response`` if it is the service's export stream; else its :class:`APIError`."""
-    if not response.is_success:
-        _decode(response)  # raises: an error status or a redirect
-    refusal = _export_refusal(response)
-    if refusal is not None:
-        raise refusal
-    return response
 
 
 def _cut(written: int, exc: httpx.TransportError) -> APIError:
