@@ -215,3 +215,30 @@ def test_a_popped_item_replaced_by_another_is_kept_and_logged(
         first["content"],
     ]
     assert any("episeg keeps the popped user turn" in r.getMessage() for r in caplog.records)
+
+
+def test_per_conversation_state_does_not_grow_with_conversations_served(
+    memory: Memory, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A long-running process serving many conversations keeps no lock or clock per one (F144)."""
+    import gc
+    import itertools
+    import time
+
+    from episeg.adapters import _openai_state
+
+    clock = itertools.cycle([100.0, 50.0, 101.0, 10.0, 102.0])  # the wall clock steps back
+    monkeypatch.setattr(time, "time", lambda: next(clock))
+    monkeypatch.setattr(_openai_state, "_last_ts", 0.0)
+
+    async def run() -> int:
+        for n in range(60):
+            session = EpisegSession(f"c{n}", memory=memory, user="alice")
+            await session.add_items([{"role": "user", "content": f"conversation {n} deploy"}])
+            await session.clear_session()
+        gc.collect()
+        return len(_openai_state._LOCKS[asyncio.get_running_loop()])
+
+    assert asyncio.run(run()) == 0  # every call is over: no lock is kept
+    stamps = [t.ts for t in sorted(_turns(memory), key=lambda t: int(t.session[1:]))]
+    assert len(stamps) == 60 and stamps == sorted(stamps)  # never back, across conversations

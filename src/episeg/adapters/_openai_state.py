@@ -4,7 +4,10 @@
 loop, shared by every ``EpisegSession`` object of that conversation: ``add_items``,
 ``pop_item`` and ``clear_session`` run one at a time, so concurrent ``add_items``
 reach the history and episeg in one order, with timestamps taken inside the lock
-(:func:`next_ts`, never going backwards per conversation).
+(:func:`next_ts`, never going backwards). Neither grows with the number of
+conversations a process has served: a lock lives while a call holds or waits
+for it (the table holds it weakly), and the clock keeps one latest timestamp
+for the process, which is never behind any conversation's last.
 
 :class:`Rewind` makes ``pop_item`` followed by adding the same item back (the
 SDK's retry rewind, ``rewind_session_items``) observe that item once. It knows,
@@ -37,25 +40,40 @@ __all__ = ["Key", "Rewind", "next_ts", "session_lock"]
 Key = tuple[str, str | None, str] | None  # (actor, type, text) of an observed turn, else None
 _KEPT = 1024  # items remembered per object (the SDK rewinds the last run's items only)
 
-_LOCKS: weakref.WeakKeyDictionary[asyncio.AbstractEventLoop, dict[tuple[str, str], asyncio.Lock]]
-_LOCKS = weakref.WeakKeyDictionary()
-_LAST_TS: dict[tuple[str, str], float] = {}
+_Locks = weakref.WeakValueDictionary[tuple[str, str], asyncio.Lock]
+_LOCKS: weakref.WeakKeyDictionary[asyncio.AbstractEventLoop, _Locks] = weakref.WeakKeyDictionary()
+_last_ts = 0.0  # the latest timestamp handed out in this process
 _GUARD = threading.Lock()
 
 
 def session_lock(user: str, session: str) -> asyncio.Lock:
-    """The lock of conversation ``(user, session)`` in the running event loop."""
+    """The lock of conversation ``(user, session)`` in the running event loop.
+
+    >>> async def same() -> bool:
+    ...     return session_lock("u", "s") is session_lock("u", "s")
+    >>> asyncio.run(same())
+    True
+    """
     loop = asyncio.get_running_loop()
     with _GUARD:
-        return _LOCKS.setdefault(loop, {}).setdefault((user, session), asyncio.Lock())
+        locks = _LOCKS.setdefault(loop, weakref.WeakValueDictionary())
+        lock = locks.get((user, session))
+        if lock is None:
+            lock = locks[(user, session)] = asyncio.Lock()
+        return lock
 
 
-def next_ts(user: str, session: str) -> float:
-    """Now, or the conversation's last timestamp if the clock went back."""
+def next_ts() -> float:
+    """Now, or the latest timestamp handed out before if the clock went back.
+
+    One latest timestamp for the process (not one per conversation, which would
+    grow with every conversation served) keeps every conversation's timestamps
+    from going backwards.
+    """
+    global _last_ts
     with _GUARD:
-        ts = max(time.time(), _LAST_TS.get((user, session), 0.0))
-        _LAST_TS[(user, session)] = ts
-        return ts
+        _last_ts = max(time.time(), _last_ts)
+        return _last_ts
 
 
 @dataclass

@@ -197,7 +197,7 @@ class EpisegSession:
             self._rewind.added(held)
 
     def _turn(self, item: Any) -> Turn | None:
-        ts = next_ts(self.user, self.session_id)
+        ts = next_ts()
         return item_to_turn(item, user=self.user, session=self.session_id, ts=ts)
 
     def _own_note(self, item: Any) -> bool:
