@@ -12,6 +12,13 @@ filter follows, newest first, with ``score=None`` (as InMemoryStore's items
 without a vector). ``filter`` and namespace matching are LangGraph's own
 (:mod:`episeg.adapters._langgraph_filter`).
 
+Listing (a search without a query, the fill-up above, ``list_namespaces``)
+orders and places episodes by the tenant's recall index (each episode's id,
+session and close time are there), so it reads no episode for
+``list_namespaces`` and, for a search, only pages of the newest episodes
+under the prefix until ``offset + limit`` pass the filter: a page of a large
+tenant costs what the page holds, not the tenant.
+
 A conversation's episode is returned as ``(tenant, *session.split("/"))`` and
 its id as the key; :func:`conversation_episode` finds it again for ``get`` and
 ``delete``.
@@ -28,6 +35,7 @@ from langgraph.store.base import ListNamespacesOp, SearchItem, SearchOp
 from episeg.adapters._langgraph_filter import check_filter, does_match, matches
 from episeg.adapters._langgraph_ids import identity, namespace_of
 from episeg.memory import Memory
+from episeg.recall.card import EpisodeCard
 from episeg.types import Episode
 
 __all__ = ["conversation_episode", "key_value", "list_namespaces", "search", "stamp"]
@@ -136,25 +144,45 @@ def _recalled(memory: Memory, tenant: str, op: SearchOp) -> Scored:
         scored.extend(kept[:want])
     scored.sort(key=lambda pair: -(pair[1] or 0.0))  # stable: ties keep session order
     if len(scored) < want:  # the query ranks, the filter selects: the rest follow, unscored
-        seen = {e.id for e, _ in scored}
-        scored += [(e, None) for e, _ in _listed(memory, tenant, op) if e.id not in seen]
+        seen = frozenset(e.id for e, _ in scored)
+        scored += _listed(memory, tenant, op, want=want - len(scored), skip=seen)
     return scored
 
 
-def _all(memory: Memory, tenant: str) -> list[Episode]:
-    """Every stored (not archived) episode of ``tenant``, page by page."""
-    out: list[Episode] = []
-    while True:
-        page = memory.episodes(tenant, limit=_PAGE, offset=len(out))
-        out.extend(page)
-        if len(page) < _PAGE:
-            return out
+def _cards(memory: Memory, tenant: str, prefix: tuple[str, ...]) -> list[EpisodeCard]:
+    """The index cards of ``tenant``'s stored, not archived episodes under ``prefix``,
+    newest first (ties in the index's order, which is the store's)."""
+    depth = len(prefix)
+    cards = [
+        card
+        for card in memory.store(tenant).index.cards.values()
+        if not card.archived and namespace_of(tenant, card.id, card.session)[:depth] == prefix
+    ]
+    cards.sort(key=lambda card: -card.closed_at)
+    return cards
 
 
-def _listed(memory: Memory, tenant: str, op: SearchOp) -> Scored:
-    prefix = tuple(op.namespace_prefix)
-    listed = sorted(_all(memory, tenant), key=lambda e: -e.closed_at)
-    return [(e, None) for e in listed if _matches(e, prefix, op.filter)]
+def _listed(
+    memory: Memory,
+    tenant: str,
+    op: SearchOp,
+    *,
+    want: int | None = None,
+    skip: frozenset[str] = frozenset(),
+) -> Scored:
+    """At least ``want`` (default ``offset + limit``) episodes under the prefix that pass
+    the filter, newest first (fewer if there are no more), read a page at a time."""
+    prefix, need = tuple(op.namespace_prefix), op.offset + op.limit if want is None else want
+    cards = [card for card in _cards(memory, tenant, prefix) if card.id not in skip]
+    store, start, size = memory.store(tenant), 0, max(need, 16)
+    out: Scored = []
+    while start < len(cards) and len(out) < need:
+        ids = [card.id for card in cards[start : start + size]]
+        found = {e.id: e for e in store.get(ids)}
+        read = (found.get(i) for i in ids)  # a page in the cards' order
+        out += [(e, None) for e in read if e and not e.archived and _matches(e, prefix, op.filter)]
+        start, size = start + size, min(size * 2, _PAGE)  # the filter dropped some: read more
+    return out
 
 
 def list_namespaces(
@@ -167,7 +195,7 @@ def list_namespaces(
     """
     found: set[tuple[str, ...]] = set()
     for tenant in tenants:
-        found.update(_namespace(episode) for episode in _all(memory, tenant))
+        found.update(namespace_of(tenant, c.id, c.session) for c in _cards(memory, tenant, ()))
     conditions = [(c.match_type, tuple(c.path)) for c in op.match_conditions or ()]
     kept = [ns for ns in found if all(does_match(t, path, ns) for t, path in conditions)]
     if op.max_depth is not None:
