@@ -8,7 +8,10 @@ not steer segmentation). Placement decides where the cut goes:
 * a marker anywhere else cuts *after* this turn (the next turn opens the new
   episode), which is how an agent says "done with that".
 
-Markers are stripped from the stored text.
+Markers are stripped from the stored text. A tag inside code (a fenced block
+or an inline code span) is content, not a directive: an agent that explains
+the protocol ("emit `<episode_boundary>` when done") neither cuts nor loses
+the tag from its text.
 
 >>> from episeg.segmentation.signals.marker import scan_markers
 >>> scan = scan_markers("Deployed. <episode_boundary>")
@@ -20,12 +23,13 @@ Markers are stripped from the stored text.
 
 from __future__ import annotations
 
+import bisect
 import re
 from dataclasses import dataclass
 
 from episeg.types import Actor, Decision, ObservedTurn, SignalName, Verdict
 
-__all__ = ["MARKER_TAGS", "AgentMarker", "MarkerScan", "scan_markers"]
+__all__ = ["MARKER_TAGS", "AgentMarker", "MarkerScan", "code_spans", "scan_markers"]
 
 MARKER_TAGS = ("episode_boundary", "new_subtask")
 _MARKER = re.compile(r"<\s*(episode_boundary|new_subtask)\s*/?\s*>", re.IGNORECASE)
@@ -33,6 +37,8 @@ _SPACED_MARKER = re.compile(
     r"[ \t]*<\s*(episode_boundary|new_subtask)\s*/?\s*>[ \t]*", re.IGNORECASE
 )
 _DECISION = {"episode_boundary": Decision.BOUNDARY, "new_subtask": Decision.SUB_EPISODE}
+_FENCE = re.compile(r"^[ \t]*(`{3,}|~{3,})", re.MULTILINE)
+_TICKS = re.compile(r"`+")
 
 
 @dataclass(frozen=True, slots=True)
@@ -50,15 +56,20 @@ def scan_markers(text: str) -> MarkerScan:
     A marker is cut out with the spaces around it (one space stays between two
     words it separated); the rest of the text, code indentation included, is
     kept as written. Markers before any other text are ``before``, the others
-    ``after``. Linear in the text.
+    ``after``. A tag inside code (see :func:`code_spans`) is left as it is.
 
     >>> scan = scan_markers("Fixed.\\n    x = 1  # two  spaces <episode_boundary>")
     >>> scan.text, scan.after
     ('Fixed.\\n    x = 1  # two  spaces', 'episode_boundary')
     >>> scan_markers("<new_subtask> <episode_boundary> Next: deploy").before
     'episode_boundary'
+    >>> scan_markers("Emit `<episode_boundary>` when a task is done.")
+    MarkerScan(text='Emit `<episode_boundary>` when a task is done.', before=None, after=None)
     """
-    found = list(_SPACED_MARKER.finditer(text))
+    if "<" not in text:
+        return MarkerScan(text=text, before=None, after=None)
+    code = code_spans(text) if "`" in text or "~~~" in text else []
+    found = [m for m in _SPACED_MARKER.finditer(text) if not _inside(m.start(1), code)]
     if not found:
         return MarkerScan(text=text, before=None, after=None)
     before: list[str] = []
@@ -68,8 +79,58 @@ def scan_markers(text: str) -> MarkerScan:
         leading = leading and not text[end : match.start()].strip()
         (before if leading else after).append(match.group(1).lower())
         end = match.end()
-    clean = _SPACED_MARKER.sub(_gap, text).strip()
+    pieces, end = [], 0
+    for match in found:  # cut out the markers outside code, each with its spaces
+        pieces += [text[end : match.start()], _gap(match)]
+        end = match.end()
+    clean = "".join([*pieces, text[end:]]).strip()
     return MarkerScan(text=clean, before=_strongest(before), after=_strongest(after))
+
+
+def code_spans(text: str) -> list[tuple[int, int]]:
+    """The (start, end) of every code block and inline code span of ``text``, in order.
+
+    As Markdown reads them: a fenced block runs from a line opening with three
+    or more backticks or tildes to a line holding only as many or more of the
+    same (or to the end of the text); outside blocks, a run of backticks opens
+    an inline span closed by the next run of the same length (an unmatched run
+    is literal). Linear in the text apart from a binary search per backtick run.
+
+    >>> text = "a `x` b\\n```\\ncode\\n```\\n`` c"
+    >>> [text[s:e] for s, e in code_spans(text)]
+    ['`x`', '```\\ncode\\n```']
+    """
+    blocks: list[tuple[int, int]] = []
+    at = 0
+    while (opening := _FENCE.search(text, at)) is not None:
+        fence, line_end = opening.group(1), text.find("\n", opening.end())
+        closing = None
+        if line_end >= 0:
+            close = rf"^[ \t]*{re.escape(fence[0])}{{{len(fence)},}}[ \t]*$"
+            closing = re.compile(close, re.MULTILINE).search(text, line_end + 1)
+        end = len(text) if closing is None else closing.end()
+        blocks.append((opening.start(), end))
+        at = end
+    runs = [m.span() for m in _TICKS.finditer(text) if not _inside(m.start(), blocks)]
+    by_length: dict[int, list[int]] = {}
+    for n, (start, end) in enumerate(runs):
+        by_length.setdefault(end - start, []).append(n)
+    spans, n = list(blocks), 0
+    while n < len(runs):
+        start, end = runs[n]
+        same = by_length[end - start]
+        k = bisect.bisect_right(same, n)
+        if k < len(same):  # the next run of the same length closes the span
+            spans.append((start, runs[same[k]][1]))
+            n = same[k]
+        n += 1
+    return sorted(spans)
+
+
+def _inside(position: int, spans: list[tuple[int, int]]) -> bool:
+    """Whether ``position`` falls in one of ``spans`` (sorted, disjoint)."""
+    at = bisect.bisect_right(spans, position, key=lambda span: span[0]) - 1
+    return at >= 0 and spans[at][0] <= position < spans[at][1]
 
 
 def _gap(match: re.Match[str]) -> str:
