@@ -13,6 +13,7 @@ import pytest
 from episeg.errors import ConfigError, TurnValidationError
 from episeg.evaluation.datasets import (
     TURN_SECONDS,
+    content_group,
     hash_part,
     mean_segment_length,
     read_jsonl,
@@ -115,7 +116,20 @@ class TestSplits:
         assert {d.id for d in tune}.isdisjoint(d.id for d in report)
         assert len(tune) + len(report) == len(dialogues)
         assert tune and report
-        assert all(hash_part(d.id) == "tune" for d in tune)
+        assert all(hash_part(content_group(d)) == "tune" for d in tune)
+
+    def test_copies_of_a_superdialseg_dialogue_stay_in_one_part(self, data_root: Path) -> None:
+        """Every dialogue is in the file at least twice (i and i + 661 open alike; 55 groups of
+        exact copies): splitting by id put 307 report dialogues' twins in the tune half."""
+        path = data_root / "superdialseg" / "superdialseg_validation.jsonl"
+        dialogues = read_jsonl(path)
+        tune, report = select_part(path, dialogues, "tune"), select_part(path, dialogues, "report")
+        assert {content_group(d) for d in tune}.isdisjoint(content_group(d) for d in report)
+        texts = {tuple(t.text for t in d.turns) for d in tune}
+        assert not [d.id for d in report if tuple(t.text for t in d.turns) in texts]
+        half = len(dialogues) // 2
+        pairs = [(dialogues[i], dialogues[i + half]) for i in range(half)]
+        assert all(content_group(a) == content_group(b) for a, b in pairs)  # the file's twins
 
     def test_tiage_tunes_on_train_reports_on_dev(self, data_root: Path) -> None:
         dev = data_root / "tiage" / "tiage_dev.jsonl"

@@ -118,6 +118,19 @@ class TestTrain:
             small(root)
         assert [r for r in caplog.records if "stopped at 1 iterations" in r.getMessage()]
 
+    def test_cross_validation_folds_by_content_group(self, root, monkeypatch):
+        from episeg.evaluation import train_fit, train_folds
+
+        calls: list[list[str]] = []
+
+        def spy(corpora, folds, rng):
+            calls.append([cp.name for cp in corpora])
+            return train_folds.corpus_folds(corpora, folds, rng)
+
+        monkeypatch.setattr(train_fit, "corpus_folds", spy)
+        small(root)
+        assert ["tiage", "superdialseg", "agent_tau"] in calls
+
     def test_provenance_and_shape(self, root):
         m = small(root)
         assert m.names == feature_names(0) and set(m.vectors) == {"turn", "shift", "agree"}
@@ -154,9 +167,9 @@ class TestTrain:
         m = small(root)
         sub = m.roles_unknown
         assert sub is not None
-        assert m.threshold == PRESETS["agent"].threshold == -0.25
+        assert m.threshold == PRESETS["agent"].threshold == -0.5
         assert sub.threshold == sub.meta["cv_threshold"]  # never pinned
-        assert m.meta["adaptive"]["floor"] == pytest.approx(-1.25)
+        assert m.meta["adaptive"]["floor"] == pytest.approx(-1.5)
         # another pin moves the threshold, the band and the floor, not the fit or the curve
         pin = next(t for t in (1.0, 1.125) if t != m.meta["cv_threshold"])
         monkeypatch.setitem(train_presets.PRESETS, "agent", replace_threshold(pin))

@@ -5,8 +5,10 @@ The format and its reader (:class:`Dialogue`, :func:`read_jsonl`) live in
 
 Splits (deterministic, nothing is shuffled): TIAGE ships one: ``tiage_train`` is
 tuned on and ``tiage_dev`` is reported. SuperDialseg validation has no split:
-dialogue ``id`` is hashed (BLAKE2b) and even digests go to *tune*, odd ones to
-*report*. Tune only on the tune part; report the other. DialSeg711 is a test
+each dialogue's :func:`content_group` (its first turn) is hashed (BLAKE2b) and
+even digests go to *tune*, odd ones to *report*, so the copies the file holds
+of a dialogue (every one is there at least twice, under two ids) stay in one
+part. Tune only on the tune part; report the other. DialSeg711 is a test
 set in the literature (:data:`TEST_FILES`): its "report" part is the whole
 file and it has no tune part.
 ``agent_tau`` streams splice 4 trajectories of different tasks, and the same
@@ -38,6 +40,7 @@ __all__ = [
     "Dialogue",
     "Part",
     "agent_task_part",
+    "content_group",
     "default_data_files",
     "default_data_root",
     "hash_part",
@@ -45,6 +48,7 @@ __all__ = [
     "read_jsonl",
     "resplice_agent",
     "select_part",
+    "stream_tasks",
     "tuning_dialogues",
 ]
 
@@ -61,14 +65,33 @@ TEST_FILES = ("dialseg711",)
 _TASKS = re.compile(r"tasks \[([\d, ]+)\]")
 
 
-def hash_part(dialogue_id: str) -> Literal["tune", "report"]:
-    """``"tune"`` if the BLAKE2b digest of the id is even, else ``"report"``."""
-    digest = hashlib.blake2b(dialogue_id.encode("utf-8"), digest_size=8).digest()
+def hash_part(key: str) -> Literal["tune", "report"]:
+    """``"tune"`` if the BLAKE2b digest of ``key`` is even, else ``"report"``."""
+    digest = hashlib.blake2b(key.encode("utf-8"), digest_size=8).digest()
     return "tune" if digest[-1] % 2 == 0 else "report"
 
 
+def content_group(dialogue: Dialogue) -> str:
+    """What keeps a dialogue's copies together: its first turn, case and spacing folded.
+
+    SuperDialseg validation holds every dialogue at least twice under two ids
+    (dialogue *i* and *i + 661* open with the same turn; some are exact copies),
+    so splitting or cross-validating by id puts copies on both sides.
+
+    >>> from episeg.types import Turn
+    >>> a = Dialogue("a", "x", [Turn(actor="user", text="How do I  renew?", ts=0.0)], [])
+    >>> b = Dialogue("b", "x", [Turn(actor="user", text="how do i renew?", ts=0.0)], [])
+    >>> content_group(a) == content_group(b)
+    True
+    """
+    if not dialogue.turns:
+        return f"id {dialogue.id}"
+    return "first turn " + " ".join(dialogue.turns[0].text.lower().split())
+
+
 def select_part(path: str | Path, dialogues: Sequence[Dialogue], part: Part) -> list[Dialogue]:
-    """The ``part`` of a file's dialogues: TIAGE files by file name, others by :func:`hash_part`.
+    """The ``part`` of a file's dialogues: TIAGE files by file name, agent_tau by task,
+    test files whole, others by :func:`hash_part` of their :func:`content_group`.
 
     >>> select_part("x/tiage_dev.jsonl", [], "tune")
     []
@@ -85,7 +108,7 @@ def select_part(path: str | Path, dialogues: Sequence[Dialogue], part: Part) -> 
         return resplice_agent(dialogues, part)
     if stem.startswith(TEST_FILES):
         return list(dialogues) if part == "report" else []
-    return [d for d in dialogues if hash_part(d.id) == part]
+    return [d for d in dialogues if hash_part(content_group(d)) == part]
 
 
 def agent_task_part(task: int) -> Literal["tune", "report"]:
@@ -107,10 +130,9 @@ def resplice_agent(
     pieces: list[tuple[int, int, list[Turn]]] = []
     trials: dict[int, int] = {}
     for d in dialogues:
-        found = _TASKS.search(d.source)
-        if found is None:
+        tasks = stream_tasks(d)
+        if tasks is None:
             raise ConfigError(f"{d.id}: source {d.source!r} does not name its tasks")
-        tasks = [int(x) for x in found.group(1).split(",")]
         cuts = [0, *d.boundaries, len(d)]
         if len(tasks) != len(cuts) - 1:
             raise ConfigError(f"{d.id}: {len(tasks)} tasks but {len(cuts) - 1} segments")
@@ -137,6 +159,16 @@ def resplice_agent(
         tasks_text = ", ".join(str(p[1]) for p in chunk)
         out.append(Dialogue(sid, f"agent_tau {part}, tasks [{tasks_text}]", turns, bounds))
     return out
+
+
+def stream_tasks(dialogue: Dialogue) -> list[int] | None:
+    """The tasks an agent_tau stream splices, in order (its ``source`` names them), else None.
+
+    >>> stream_tasks(Dialogue("s", "agent_tau tune, tasks [3, 8]", [], [1]))
+    [3, 8]
+    """
+    found = _TASKS.search(dialogue.source)
+    return None if found is None else [int(x) for x in found.group(1).split(",")]
 
 
 def tuning_dialogues(path: str | Path, *, limit: int | None = None) -> list[Dialogue]:
@@ -178,7 +210,7 @@ def default_data_root() -> Path | None:
 
 
 def default_data_files(root: Path | None = None) -> list[Path]:
-    """The four evaluation files under ``root`` (default :func:`default_data_root`)."""
+    """The five evaluation files under ``root`` (default :func:`default_data_root`)."""
     root = root or default_data_root()
     if root is None:
         raise ConfigError("no data root found; pass --data or --data-root")

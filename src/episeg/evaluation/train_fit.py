@@ -27,6 +27,7 @@ import numpy as np
 
 from episeg.errors import ConfigError
 from episeg.evaluation.protocols import score_protocols
+from episeg.evaluation.train_folds import corpus_folds
 from episeg.evaluation.train_rows import Corpus, TrainingRows, subset
 from episeg.segmentation.model import BoundaryModel
 
@@ -226,7 +227,8 @@ def cross_validated(
     judge_share: float,
     pinned: float | None = None,
 ) -> CrossValidated:
-    """The trainer's recipe over ``corpora`` (folds by dialogue, seeded).
+    """The trainer's recipe over ``corpora`` (folds by content group, seeded:
+    :mod:`~episeg.evaluation.train_folds`).
 
     The threshold has the lowest mean out-of-fold protocol-A Pk over the
     corpora (ties: the higher), unless ``pinned`` (one of :data:`TAUS`) fixes
@@ -235,13 +237,10 @@ def cross_validated(
     """
     if pinned is not None and pinned not in TAUS:
         raise ConfigError(f"a pinned threshold must be one of the CV grid TAUS, got {pinned}")
-    rng = np.random.default_rng(seed)
-    fold_of = [rng.permutation(len(cp.dialogues)) % folds for cp in corpora]
+    row_folds = corpus_folds(corpora, folds, np.random.default_rng(seed))
     oof = [np.zeros(len(cp.rows.labels)) for cp in corpora]
     for k in range(folds):
-        keep = [
-            fo[np.asarray(cp.rows.groups)] != k for cp, fo in zip(corpora, fold_of, strict=True)
-        ]
+        keep = [fold != k for fold in row_folds]
         model = fit(
             [subset(cp.rows, kp) for cp, kp in zip(corpora, keep, strict=True)],
             dims=dims,
