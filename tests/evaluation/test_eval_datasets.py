@@ -98,6 +98,13 @@ class TestReader:
         assert done.returncode == 2 and "Traceback" not in done.stderr
         assert "episeg eval: error: line 2: not UTF-8" in done.stderr
 
+    @pytest.mark.parametrize("source", [None, 7, ["tiage"], {"name": "tiage"}])
+    def test_a_source_that_is_no_string_is_refused(self, tmp_path: Path, source: Any) -> None:
+        """It says whether the speaker labels are real: ``str(None)`` read as real roles (F149)."""
+        path = _write(tmp_path, [json.dumps({**_row("a"), "source": source})])
+        with pytest.raises(TurnValidationError, match="source must be a string"):
+            read_jsonl(path)
+
     def test_duplicate_ids_rejected(self, tmp_path: Path) -> None:
         path = _write(tmp_path, [json.dumps(_row("a")), json.dumps(_row("a"))])
         with pytest.raises(TurnValidationError, match="line 2: duplicate"):

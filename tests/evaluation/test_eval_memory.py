@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
@@ -155,6 +156,40 @@ def test_a_malformed_locomo_file_is_a_typed_error_and_exit_2(
         load_locomo(path)
     assert main(["--data", str(path), "--no-ablation", "--no-judge", "--bootstrap", "1"]) == 2
     assert "Traceback" not in capsys.readouterr().err
+
+
+def _altered(change: Callable[[dict[str, Any]], None]) -> str:
+    sample: dict[str, Any] = _sample()
+    change(sample)
+    return json.dumps([sample])
+
+
+def _gap(s: dict[str, Any]) -> None:
+    conv = s["conversation"]
+    conv["session_3"], conv["session_3_date_time"] = conv.pop("session_2"), "1 pm on 1 July, 2023"
+    del conv["session_2_date_time"]
+
+
+@pytest.mark.parametrize(
+    ("change", "needle"),
+    [
+        (_gap, "without a gap, got \\[1, 3\\]"),
+        (lambda s: s["conversation"]["session_1"][0].update(speaker="Zed"), "'Zed' is neither"),
+        (lambda s: s["conversation"]["session_2"][0].update(dia_id="D1:1"), "more than one turn"),
+        (lambda s: s["qa"].append({"question": "q", "evidence": ["D1:1"], "category": 7}), "7"),
+        (lambda s: s["qa"][0].update(evidence="D1:1"), "evidence must be a list"),
+    ],
+)
+def test_what_the_reader_dropped_or_changed_in_silence_is_refused(
+    tmp_path: Path, change: Callable[[dict[str, Any]], None], needle: str
+) -> None:
+    """A skipped session number dropped every later session, an unknown category vanished, a
+    third speaker became the assistant, two turns under one id merged, and evidence given as a
+    string was read letter by letter (F150)."""
+    path = tmp_path / "bad.json"
+    path.write_text(_altered(change), encoding="utf-8")
+    with pytest.raises(TurnValidationError, match=needle):
+        load_locomo(path)
 
 
 def test_the_budget_rules() -> None:

@@ -120,7 +120,9 @@ def _parse(line: str, lineno: int) -> Dialogue:
             raise fail(f"dialogue {did}: boundary {b} out of range 1..{len(turns) - 1}")
     if any(b <= a for a, b in itertools.pairwise(bounds)):
         raise fail(f"dialogue {did}: boundaries must be sorted and unique, got {bounds}")
-    source = str(row["source"])
+    source = row["source"]
+    if not isinstance(source, str):  # it says whether the speaker labels are real
+        raise fail(f"dialogue {did}: source must be a string, got {source!r}")
     return Dialogue(
         id=did,
         source=source,

@@ -25,6 +25,7 @@ adversarial and left out) with normalised evidence ids.
 
 from __future__ import annotations
 
+import collections
 import json
 import re
 from dataclasses import dataclass, field
@@ -47,6 +48,9 @@ __all__ = [
 ]
 
 CATEGORY_NAMES = {1: "multi-hop", 2: "temporal", 3: "open-domain", 4: "single-hop"}
+ADVERSARIAL = 5
+"""LoCoMo's unanswerable category: left out of recall metrics (the data README)."""
+_SESSION = re.compile(r"session_(\d+)")
 _ID = re.compile(r"D(\d+):(\d+)")
 
 
@@ -162,10 +166,17 @@ def _conversation(sample: Any, defects: EvidenceDefects, turn_gap: float) -> Con
     conv = sample["conversation"]
     a, b = conv["speaker_a"], conv["speaker_b"]
     turns: list[LocomoTurn] = []
+    numbers = sorted(int(m.group(1)) for k in conv if (m := _SESSION.fullmatch(k)))
+    if numbers != list(range(1, len(numbers) + 1)):
+        raise ValueError(f"sessions must be numbered 1..n without a gap, got {numbers}")
     n = 1
     while f"session_{n}" in conv:
         start = parse_session_time(conv[f"session_{n}_date_time"])
         for i, t in enumerate(conv[f"session_{n}"]):
+            if t["speaker"] not in (a, b):
+                raise ValueError(
+                    f"turn {t['dia_id']!r}: speaker {t['speaker']!r} is neither {a!r} nor {b!r}"
+                )
             text = str(t["text"])
             if t.get("blip_caption"):
                 text = f"{text} [shares a photo: {t['blip_caption']}]"
@@ -181,12 +192,22 @@ def _conversation(sample: Any, defects: EvidenceDefects, turn_gap: float) -> Con
             )
         n += 1
     known = {t.id for t in turns}
+    if len(known) < len(turns):
+        counts = collections.Counter(t.id for t in turns)
+        twice = sorted(i for i, c in counts.items() if c > 1)
+        raise ValueError(f"dia_id used by more than one turn: {twice[:5]}")
     questions = []
     for qa in sample["qa"]:
-        if int(qa["category"]) not in CATEGORY_NAMES:
+        category = int(qa["category"])
+        if category not in (*CATEGORY_NAMES, ADVERSARIAL):
+            raise ValueError(f"question {qa.get('question')!r}: unknown category {category!r}")
+        if category == ADVERSARIAL:
             continue
         evidence: list[str] = []
-        for raw in qa.get("evidence", []):
+        raw_evidence = qa.get("evidence", [])
+        if not isinstance(raw_evidence, list):
+            raise ValueError(f"question {qa['question']!r}: evidence must be a list of ids")
+        for raw in raw_evidence:
             for part in (x for x in re.split(r"[;,\s]+", str(raw)) if x):
                 defects.ids += 1
                 norm = normalise_evidence(part)

@@ -75,9 +75,15 @@ def cosine_distance(dot: float, norm2_a: float, norm2_b: float) -> float:
     (1.0, 0.0)
     >>> cosine_distance(1.0, 0.0, 1.0)
     1.0
+
+    A squared norm kept by running sums can come out a rounding error below 0
+    (the mean of a turn and its exact opposite): that is a zero vector too.
+
+    >>> cosine_distance(0.0, -4.4e-16, 1.0)
+    1.0
     """
-    norm = math.sqrt(norm2_a * norm2_b)
-    return 1.0 - dot / norm if norm > 0.0 else 1.0
+    product = norm2_a * norm2_b
+    return 1.0 - dot / math.sqrt(product) if product > 0.0 else 1.0
 
 
 @dataclass(frozen=True, slots=True)

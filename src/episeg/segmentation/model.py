@@ -35,6 +35,7 @@ from __future__ import annotations
 
 import json
 import math
+import zipfile
 from collections.abc import Collection, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -251,14 +252,18 @@ class BoundaryModel:
     def load(cls, path: str | Path | None = None) -> BoundaryModel:
         """Read weights written by :meth:`save` (default: the shipped ``boundary.npz``)."""
         path = Path(path) if path is not None else DEFAULT_WEIGHTS
-        try:
-            data = np.load(path, allow_pickle=False)
-        except (OSError, ValueError) as exc:
-            raise ConfigError(f"cannot read boundary model weights {path}: {exc}") from exc
-        with data:
-            arrays = {k: data[k] for k in data.files}
-        sub = {k[len(_SUB) :]: v for k, v in arrays.items() if k.startswith(_SUB)}
-        return cls._from(arrays, cls._from(sub, None) if sub else None)
+        try:  # a damaged file fails in many ways (zip, npy, json, a missing or short array)
+            with np.load(path, allow_pickle=False) as data:
+                arrays = {k: data[k] for k in data.files}
+            sub = {k[len(_SUB) :]: v for k, v in arrays.items() if k.startswith(_SUB)}
+            return cls._from(arrays, cls._from(sub, None) if sub else None)
+        except ConfigError:
+            raise
+        except (OSError, ValueError, EOFError, KeyError, TypeError, zipfile.BadZipFile) as exc:
+            raise ConfigError(
+                f"cannot read boundary model weights {path}: {type(exc).__name__}: {exc}"
+                " (a damaged or foreign file: retrain with `episeg train segmenter`)"
+            ) from exc
 
     @classmethod
     def _from(cls, data: Mapping[str, np.ndarray], sub: BoundaryModel | None) -> BoundaryModel:
