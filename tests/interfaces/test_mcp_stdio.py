@@ -128,3 +128,21 @@ def test_parallel_turns_without_ts_are_all_taken(wire: Wire) -> None:
     assert refused == []
     flushed = wire.call(999, "flush", {})["result"]["structuredContent"]["closed"]
     assert sum(e["turn_count"] for e in flushed) == sent
+
+
+def test_the_server_exits_at_eof_storing_the_open_episode(wire: Wire, tmp_path: Path) -> None:
+    """When the client closes stdin the server stores the open episodes and exits (F151).
+
+    The cloned reply stream kept the SDK's stdout writer, hence the process, alive: the open
+    episode was never stored, and the journal's lock refused the client's next server.
+    """
+    wire.call(1, "observe_turn", {"actor": "user", "text": "the blue door code is 4711"})
+    stdin: IO[bytes] = wire.proc.stdin  # type: ignore[assignment]
+    stdin.close()
+    assert wire.proc.wait(timeout=60) == 0
+    from episeg.memory import Memory
+    from episeg.testing import HashingEmbedder
+
+    with Memory(path=tmp_path, embedder=HashingEmbedder(), judge=None, scorer=None) as memory:
+        (stored,) = memory.episodes("alice")  # the lock is free, the episode stored
+        assert [t.text for t in stored.turns] == ["the blue door code is 4711"]

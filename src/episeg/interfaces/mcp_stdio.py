@@ -187,4 +187,8 @@ async def serve_stdio(server: MCPServer) -> None:
     lowlevel = server._lowlevel_server  # the SDK's own run_stdio_async does the same
     async with stdio_server(stdin=cast("anyio.AsyncFile[str]", lines)) as (read, write):
         lines.replies = write.clone()
-        await lowlevel.run(read, write, lowlevel.create_initialization_options())
+        try:
+            await lowlevel.run(read, write, lowlevel.create_initialization_options())
+        finally:  # the SDK's stdout writer ends when every send stream is closed: the clone
+            # kept it (and the process, its journal lock and its open episodes) alive at EOF
+            await lines.replies.aclose()
