@@ -85,7 +85,7 @@ class TestForgetSession:
         assert answer.status_code == 200 and answer.json()["session"] == "a/b"
         assert _leftovers(memory, "a/b") == []
 
-    @pytest.mark.parametrize("query", ["", "?session=", "?session=" + "x" * 257])
+    @pytest.mark.parametrize("query", ["", "?session="])  # a long name is erasable (F154)
     def test_a_missing_or_malformed_session_is_a_422(
         self, served: tuple[LiveServer, Memory], query: str
     ) -> None:

@@ -150,4 +150,5 @@ class TestAdmin:
 
     def test_an_admin_only_key_has_no_tenant(self, server: LiveServer) -> None:
         with server.client(KEY_ADMIN) as http:
-            assert http.get("/v1/episodes").status_code == 401
+            # a valid key, for the admin routes only: forbidden, not unknown (F156)
+            assert http.get("/v1/episodes").status_code == 403

@@ -206,5 +206,7 @@ def _check_forget(episode: object, session: object, everything: object) -> None:
             )
     if episode == "":
         raise ArgumentError("episode must be a non-empty id")
+    if session == "":  # no turn carries it (Turn refuses it): erasing it would erase nothing
+        raise ArgumentError("session must be a non-empty name")
     if sum((episode is not None, session is not None, everything)) != 1:
         raise ArgumentError("give exactly one of episode=, session= or all=True")

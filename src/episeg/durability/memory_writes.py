@@ -162,10 +162,12 @@ class MemoryWrites:
         most 32 sessions, so a flush of many sessions never holds the journal
         long for other tenants. Episodes of the tenant still waiting for the
         store from an earlier failure are tried again first (and returned too).
-        A ``session`` that is not a string is an :class:`~episeg.errors.ArgumentError`.
+        A ``session`` that is not a non-empty string is an :class:`~episeg.errors.ArgumentError`.
         """
         if session is not None and not isinstance(session, str):
             raise ArgumentError(f"session must be a string or None, got {type(session).__name__}")
+        if session == "":  # no turn carries it (Turn refuses it)
+            raise ArgumentError("session must be a non-empty name or None, got ''")
         self._check_usable()
         if user is None:  # tenants with open turns, and those with only outbox rows (F15)
             users = set(self.sessions.tenants()) | {u for u, _ in self.journal.open_sessions()}

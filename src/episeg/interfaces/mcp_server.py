@@ -200,6 +200,8 @@ def create_server(memory: Memory, user: str) -> MCPServer:
     @server.tool()
     def used(episode_ids: list[str]) -> Used:
         """Say which recalled episodes you actually used; they are reinforced (kept longer)."""
+        if not episode_ids:  # as over HTTP: an empty list is a mistake, not a confirmation
+            raise ToolError("episode_ids must name at least one episode")
         return _guard(
             lambda: Used(confirmed=[e.id for e in memory.confirm_used(tenant, episode_ids)])
         )

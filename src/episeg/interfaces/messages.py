@@ -40,7 +40,7 @@ from collections.abc import Iterable, Mapping
 from typing import Any
 
 from episeg.durability.journal import Journal
-from episeg.errors import TurnValidationError
+from episeg.errors import TenantError, TurnValidationError
 from episeg.types import Actor, Turn, TurnType
 
 __all__ = ["ROLES", "message_parts", "message_text", "recorded_times", "turns_from_messages"]
@@ -179,18 +179,24 @@ def turns_from_messages(
 ) -> list[Turn]:
     """``messages`` as turns of ``user``'s ``session``; a message's own ``ts``/``id`` are kept.
 
-    A message without ``ts`` whose ``id`` is in ``recorded`` gets that time.
+    A message without ``ts`` whose ``id`` is in ``recorded`` gets that time. A
+    message may repeat its ``user`` and ``session``, but not name others: it
+    would be filed where it does not belong.
 
     Raises
     ------
     TurnValidationError
-        Naming the (0-based) message that is malformed; no turn is returned then.
+        Naming the (0-based) message that is malformed or names another session;
+        no turn is returned then.
+    TenantError
+        A message names another user (as a turn of another tenant is refused).
     """
     turns: list[Turn] = []
     for n, message in enumerate(messages):
         try:
             if not isinstance(message, Mapping):
                 raise TurnValidationError(f"a message is an object, got {type(message).__name__}")
+            _check_owner(n, message, user=user, session=session)
             stamp = message.get("ts")
             if stamp is None:
                 known = (recorded or {}).get(str(message.get("id")))
@@ -222,3 +228,13 @@ def turns_from_messages(
         except TurnValidationError as exc:
             raise TurnValidationError(f"message {n}: {exc}") from None
     return turns
+
+
+def _check_owner(n: int, message: Mapping[str, Any], *, user: str, session: str) -> None:
+    owner, named = message.get("user"), message.get("session")
+    if owner is not None and owner != user:
+        raise TenantError(f"message {n} names user {owner!r}, not the request's user {user!r}")
+    if named is not None and named != session:
+        raise TurnValidationError(
+            f"it names session {named!r}, the request {session!r}: send one request per session"
+        )

@@ -127,7 +127,9 @@ def create_app(
     bearer = HTTPBearer(auto_error=False, description="API key of one tenant")
 
     def tenant(creds: Annotated[HTTPAuthorizationCredentials | None, Security(bearer)]) -> str:
-        found = ring.tenant_for(creds.credentials) if creds is not None else None
+        found, admin = ring.lookup(creds.credentials) if creds is not None else (None, False)
+        if found is None and admin:  # a valid key, but for the admin routes only
+            raise HTTPException(403, "this API key is an admin key: it has no tenant")
         if found is None:
             raise HTTPException(
                 401, "missing or unknown API key", headers={"WWW-Authenticate": "Bearer"}

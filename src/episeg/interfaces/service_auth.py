@@ -120,6 +120,10 @@ class KeyRing:
         """Whether ``key`` is an admin key; constant work whatever matches."""
         return self._lookup(key)[1]
 
+    def lookup(self, key: str) -> tuple[str | None, bool]:
+        """(:meth:`tenant_for`, :meth:`is_admin`) of ``key`` in one pass."""
+        return self._lookup(key)
+
     def _lookup(self, key: str) -> tuple[str | None, bool]:
         presented = _digest(key)
         found: tuple[str | None, bool] = (None, False)

@@ -48,6 +48,10 @@ EpisodeIdPath = Annotated[str, Path(min_length=1, max_length=MAX_EPISODE_ID)]
 
 MAX_BATCH = 1000
 _Name = Annotated[str, Field(min_length=1, max_length=256)]
+"""A session or message id a turn sent over HTTP may carry."""
+_AnySession = Annotated[str, Field(min_length=1)]
+"""A session to read or close: any name a turn may carry (MCP, the CLI and the library
+take longer ones than HTTP does)."""
 
 
 class TurnIn(BaseModel):
@@ -76,7 +80,8 @@ class TurnIn(BaseModel):
 
 
 class MessageIn(BaseModel):
-    """A chat message, OpenAI / mem0 / Anthropic style; other keys (name, ...) are ignored.
+    """A chat message, OpenAI / mem0 / Anthropic style; other keys (name, ...) are ignored,
+    except user and session, which may only repeat the request's (403 / 422 otherwise).
 
     OpenAI tool_calls and Anthropic tool_use / tool_result content parts are
     kept as the turn's text (see episeg.interfaces.messages); content may be
@@ -89,6 +94,8 @@ class MessageIn(BaseModel):
     tool_calls: list[dict[str, Any]] | None = None
     ts: Annotated[float, Field(strict=True, allow_inf_nan=False)] | None = None
     id: _Name | None = None
+    user: str | None = None
+    session: str | None = None
 
 
 class MessagesIn(BaseModel):
@@ -99,7 +106,7 @@ class MessagesIn(BaseModel):
 
 class FlushIn(BaseModel):
     model_config = ConfigDict(extra="forbid")
-    session: _Name | None = None
+    session: _AnySession | None = None
 
 
 MetadataValue = (
@@ -129,14 +136,15 @@ class RecallIn(BaseModel):
 
     model_config = ConfigDict(extra="forbid")
     query: Annotated[str, Field(min_length=1, max_length=10_000)]
-    k: Annotated[int, Field(ge=1, le=50)] = 5
-    max_words: Annotated[int, Field(ge=1, le=100_000)] | None = None
+    # strict: JSON true, "3" or 2.0 is no count (as over MCP)
+    k: Annotated[int, Field(strict=True, ge=1, le=50)] = 5
+    max_words: Annotated[int, Field(strict=True, ge=1, le=100_000)] | None = None
     since: Annotated[float, Field(strict=True, allow_inf_nan=False)] | None = None
     until: Annotated[float, Field(strict=True, allow_inf_nan=False)] | None = None
-    session: _Name | None = None
+    session: _AnySession | None = None
     expand: Literal["turns", "episode"] = "turns"
-    context: Annotated[int, Field(ge=0, le=10)] = 0
-    neighbours: Annotated[int, Field(ge=0, le=10)] = 0
+    context: Annotated[int, Field(strict=True, ge=0, le=10)] = 0
+    neighbours: Annotated[int, Field(strict=True, ge=0, le=10)] = 0
     metadata: dict[str, MetadataValue] | None = Field(
         None, description="keep episodes whose user metadata holds every key with this value"
     )

@@ -137,19 +137,18 @@ def add_extra_routes(
         return forget_one(owner, episode_id)
 
     @app.delete("/v1/sessions", responses=errors)
-    def forget_session(
-        session: Annotated[str, Query(min_length=1, max_length=256)], owner: Tenant
-    ) -> ForgottenOut:
+    def forget_session(session: Annotated[str, Query(min_length=1)], owner: Tenant) -> ForgottenOut:
         """Erase one session of the tenant everywhere: stored episodes and open turns.
 
-        The session is a query parameter, so every name a turn may carry ("a/b", "..")
+        The session is a query parameter, so every name a turn may carry ("a/b", "..",
+        one longer than a turn sent here may name, from MCP, the CLI or the library)
         can be erased.
         """
         return _forgotten(memory.forget(owner, session=session))
 
     @app.delete("/v1/sessions/{session:path}", responses=errors, include_in_schema=False)
     def forget_session_in_path(
-        session: Annotated[str, Path(min_length=1, max_length=256)], owner: Tenant
+        session: Annotated[str, Path(min_length=1)], owner: Tenant
     ) -> ForgottenOut:
         """The older form: the name in the path (one with "/" too; "." and ".." not)."""
         return _forgotten(memory.forget(owner, session=session))

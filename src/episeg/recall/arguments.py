@@ -86,7 +86,9 @@ def check_ids(name: str, ids: object) -> list[str]:
 
 
 def check_session(session: object) -> None:
-    """Raise :class:`~episeg.errors.RecallArgumentError` unless ``session`` is a string or None.
+    """Raise :class:`~episeg.errors.RecallArgumentError` unless ``session`` is a name or None.
+
+    An empty name is no session a turn can carry (:class:`~episeg.types.Turn` refuses it).
 
     >>> check_session(7)
     Traceback (most recent call last):
@@ -97,6 +99,8 @@ def check_session(session: object) -> None:
         raise RecallArgumentError(
             f"session must be a string or None, got {type(session).__name__} {session!r}"
         )
+    if session == "":
+        raise RecallArgumentError("session must be a non-empty name or None, got ''")
 
 
 def check_query(query: object) -> None:
@@ -130,8 +134,13 @@ def check_recall_arguments(
     session: object = None,
     expand: object = Expand.TURNS,
 ) -> None:
-    """Raise :class:`~episeg.errors.RecallArgumentError` for the first malformed argument."""
+    """Raise :class:`~episeg.errors.RecallArgumentError` for the first malformed argument.
+
+    An empty or blank query is one: it can match nothing (HTTP and MCP refuse it too).
+    """
     check_query(query)
+    if not str(query).strip():
+        raise RecallArgumentError(f"query must hold some text, got {query!r:.40}")
     _count("k", k, 1)
     if max_words is not None:
         _count("max_words", max_words, 1)

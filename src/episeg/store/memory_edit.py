@@ -38,7 +38,12 @@ import threading
 from collections.abc import Callable, Mapping
 from typing import TYPE_CHECKING
 
-from episeg.errors import ArgumentError, EpisodeNotFoundError, StoreUnavailableError
+from episeg.errors import (
+    ArgumentError,
+    EpisodeEditError,
+    EpisodeNotFoundError,
+    StoreUnavailableError,
+)
 from episeg.store.edit import EpisodeEdit, unarchived
 from episeg.store.tenants import validate_tenant
 from episeg.store.usermeta import MetaScalar
@@ -107,13 +112,15 @@ class MemoryEdit:
         Raises
         ------
         EpisodeEditError
-            A malformed field (:class:`~episeg.errors.MetadataError` for metadata);
-            nothing is written.
+            A malformed field (:class:`~episeg.errors.MetadataError` for metadata),
+            or no field to change; nothing is written.
         EpisodeNotFoundError
             ``user`` has no such episode.
         StoreUnavailableError
             The store is down (nothing is written).
         """
+        if summary is None and pinned is None and salience is None and metadata is None:
+            raise EpisodeEditError("nothing to edit: give summary, pinned, salience or metadata")
         edit = EpisodeEdit(summary=summary, pinned=pinned, salience=salience, metadata=metadata)
         with self.tenant_lock(user):
             current = self._stored_for_edit(user, episode_id)
