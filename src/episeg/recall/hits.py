@@ -16,6 +16,7 @@ recall returns, in conversation order; ``turn_ids`` names them.
 
 from __future__ import annotations
 
+from collections.abc import Container, Sequence
 from dataclasses import dataclass
 from enum import StrEnum
 
@@ -23,7 +24,7 @@ from episeg.errors import RecallArgumentError
 from episeg.types import Turn
 from episeg.typing import ScoredEpisode
 
-__all__ = ["Expand", "RecallHit", "word_count"]
+__all__ = ["Expand", "RecallHit", "turn_span", "word_count"]
 
 
 def word_count(text: str) -> int:
@@ -33,6 +34,42 @@ def word_count(text: str) -> int:
     7
     """
     return len(text.split())
+
+
+def turn_span(
+    words: Sequence[int], pos: int, context: int, have: Container[int], room: float
+) -> list[int]:
+    """The positions a matched turn adds: itself, then up to ``context`` turns on each side.
+
+    ``words`` are the turns' word counts, ``have`` the positions already
+    returned, ``room`` the words left in the budget. The matched turn comes
+    first (``[]`` if it does not fit); neighbours are added nearest first, and a
+    side stops at its first turn that does not fit, so context never costs the
+    match itself.
+
+    >>> turn_span([30, 4, 30], 1, 1, (), room=10)  # the neighbours do not fit
+    [1]
+    >>> turn_span([3, 4, 3], 1, 1, (), room=10)
+    [0, 1, 2]
+    >>> turn_span([3, 4, 9], 1, 1, {1}, room=5)  # the match already returned
+    [0]
+    """
+    span = [] if pos in have else [pos]
+    used = sum(words[q] for q in span)
+    if used > room:
+        return []
+    open_sides = {-1: True, 1: True}
+    for distance in range(1, context + 1):
+        for side in (-1, 1):
+            q = pos + side * distance
+            if not open_sides[side] or not 0 <= q < len(words) or q in have:
+                continue
+            if used + words[q] > room:
+                open_sides[side] = False
+                continue
+            span.append(q)
+            used += words[q]
+    return sorted(span)
 
 
 class Expand(StrEnum):

@@ -236,6 +236,7 @@ class MemoryRecall:
         RecallArgumentError
             If a used id is not among ``results``.
         """
+        used_ids = check_ids("used_ids", used_ids)  # a mixed list sorted into a TypeError (F158)
         unknown = sorted(set(used_ids) - {r.episode.id for r in results})
         if unknown:
             raise RecallArgumentError(f"used id(s) {unknown[:5]} are not among the recall results")

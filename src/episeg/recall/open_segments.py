@@ -33,7 +33,7 @@ import numpy as np
 
 from episeg.recall.candidates import dense_turns
 from episeg.recall.hierarchical import HierarchicalRecaller
-from episeg.recall.hits import Expand, RecallHit
+from episeg.recall.hits import Expand, RecallHit, turn_span
 from episeg.recall.open_corpus import Key, OpenCorpus, OpenHit, OpenSegment
 from episeg.recall.window import RecallWindow
 from episeg.types import Episode
@@ -218,9 +218,8 @@ def _pack(hit: OpenHit, room: float, expand: Expand, context: int) -> list[int]:
         return list(range(len(words))) if sum(words) <= room else []
     chosen: dict[int, None] = {}
     used = 0.0
-    for pos in hit.ranked:
-        lo, hi = max(0, pos - context), min(len(words), pos + context + 1)
-        span = [q for q in range(lo, hi) if q not in chosen]
+    for pos in hit.ranked:  # the match first, then the context that fits (F157)
+        span = turn_span(words, pos, context, chosen, room - used)
         need = sum(words[q] for q in span)
         if span and used + need <= room:
             chosen.update(dict.fromkeys(span))

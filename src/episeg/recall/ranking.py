@@ -17,7 +17,7 @@ import statistics
 from episeg.config import EpisegConfig
 from episeg.recall.candidates import Candidates
 from episeg.recall.forgetting import retention
-from episeg.recall.hits import Expand
+from episeg.recall.hits import Expand, turn_span
 from episeg.recall.index import EpisodeCard
 from episeg.types import Episode
 
@@ -109,10 +109,9 @@ def select(
             if episode_id in chosen:
                 continue
             span = list(range(len(words)))
-        else:
+        else:  # the match first, then the context that fits (F157)
             have = chosen[episode_id][2] if episode_id in chosen else {}
-            lo, hi = max(0, pos - context), min(len(words), pos + context + 1)
-            span = [q for q in range(lo, hi) if q not in have]
+            span = turn_span(words, pos, context, have, budget - used)
         need = sum(words[q] for q in span)
         if not span or used + need > budget:
             continue
