@@ -10,13 +10,13 @@ from __future__ import annotations
 
 from pathlib import Path
 
-import numpy as np
 import pytest
 
 from episeg.errors import RecallArgumentError
 from episeg.memory import Memory
 from episeg.testing import HashingEmbedder
-from episeg.types import Episode, Turn
+from episeg.types import Turn
+from tests.recall.helpers import embedded_episode
 
 LONG = " ".join(["lorem ipsum dolor sit amet"] * 6)  # 30 words
 
@@ -26,29 +26,7 @@ def _memory(tmp_path: Path) -> Memory:
 
 
 def _stored(memory: Memory, texts: list[str]) -> None:
-    turns = tuple(
-        Turn(
-            actor="user" if n % 2 == 0 else "assistant",
-            text=t,
-            ts=1000.0 + n,
-            user="alice",
-            session="s",
-        )
-        for n, t in enumerate(texts)
-    )
-    vectors = memory.embedder.embed(list(texts))
-    episode = Episode(
-        id="e1",
-        user="alice",
-        session="s",
-        summary="invoice",
-        opened_at=1000.0,
-        closed_at=1002.0,
-        turns=turns,
-        embedding=np.mean(vectors, axis=0),
-        turn_embeddings=vectors,
-    )
-    memory.store_episodes([episode])
+    memory.store_episodes([embedded_episode("e1", texts, 1000.0, memory.embedder)])
 
 
 @pytest.mark.parametrize("context", [0, 1, 3])
