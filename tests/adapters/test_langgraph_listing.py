@@ -88,3 +88,10 @@ def test_the_fill_up_after_recall_reads_a_page(store: EpisegStore, reads: list[i
     assert sum(reads) < N
     everything = store.search(NOTES, query="note about the deploy", limit=N + 5)
     assert len({i.key for i in everything}) == len(everything) == N  # each item once
+
+
+def test_a_blank_query_lists_as_no_query_does(store: EpisegStore) -> None:
+    """Recall refuses a blank query (F155); the store lists instead, newest first."""
+    blank = store.search(NOTES, query="   ", limit=3)
+    assert [i.key for i in blank] == [i.key for i in store.search(NOTES, limit=3)]
+    assert all(i.score is None for i in blank)

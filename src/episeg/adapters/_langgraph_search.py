@@ -91,7 +91,9 @@ def search(memory: Memory, tenant: str, op: SearchOp) -> list[SearchItem]:
     does not define, before anything is read.
     """
     check_filter(op.filter)
-    scored = _recalled(memory, tenant, op) if op.query else _listed(memory, tenant, op)
+    # a blank query ranks nothing (recall refuses it): the items are listed, as without one
+    ranked = bool(op.query and str(op.query).strip())
+    scored = _recalled(memory, tenant, op) if ranked else _listed(memory, tenant, op)
     out: list[SearchItem] = []
     for episode, score in scored[op.offset : op.offset + op.limit]:
         key, value = key_value(episode)
