@@ -28,6 +28,7 @@ that does not belong there can never surface as a hit.
 
 from __future__ import annotations
 
+import logging
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
@@ -42,6 +43,9 @@ __all__ = ["TurnMatch", "TurnRows", "turn_collection_name", "turn_row_id"]
 
 _CHROMA_MAX_INT = 2**31 - 1
 _WRITE_BATCH = 5000
+EXACT_MAX_ROWS = 50_000
+"""The most turn rows a short answer of the vector index is re-scored over exactly."""
+log = logging.getLogger(__name__)
 
 
 def turn_row_id(episode_id: str, position: int) -> str:
@@ -188,4 +192,46 @@ class TurnRows:
             episode_id, _, pos = str(row_id).rpartition(":")
             if episode_id and pos.isdigit():
                 out.append(TurnMatch(episode_id, int(pos), 1.0 - float(dist)))
+        if len(res["ids"][0]) < k:  # short: all there is, or rows the vector index lost
+            return self._exact_if_short(vector[0], k, where, out)
+        return out
+
+    def _exact_if_short(
+        self, vector: np.ndarray, k: int, where: Mapping[str, Any] | None, found: list[TurnMatch]
+    ) -> list[TurnMatch]:
+        """``found``, or the exact nearest rows when more rows match ``where`` than it holds.
+
+        Chroma's vector index (HNSW) can answer short when it holds many identical
+        vectors (a few hundred copies of "ok, thanks" or of one tool output): an
+        exact match then drops out of the answer, and a ``where``-filtered query may
+        return nothing. When the rows matching ``where`` outnumber the answer, they
+        are scored exactly (cosine, as the collection's space), up to
+        :data:`EXACT_MAX_ROWS` rows; beyond that the short answer stands, logged.
+        """
+        clause = dict(where) if where else None
+        rows = (
+            int(self._col.count())
+            if clause is None
+            else len(self._col.get(where=clause, include=[])["ids"])
+        )
+        if rows <= len(found):
+            return found
+        if rows > EXACT_MAX_ROWS:
+            log.warning(
+                "the turn index answered %d of %d matching rows; too many to score exactly",
+                len(found),
+                rows,
+            )
+            return found
+        res = self._col.get(where=clause, include=["embeddings"])
+        matrix = np.asarray(res["embeddings"], dtype=np.float32).reshape(len(res["ids"]), -1)
+        norms = np.linalg.norm(matrix, axis=1) * float(np.linalg.norm(vector))
+        cosines = np.divide(matrix @ vector, norms, out=np.zeros(len(norms)), where=norms > 0)
+        order = np.argsort(-cosines, kind="stable")[:k]
+        out = []
+        for n in order.tolist():
+            episode_id, _, pos = str(res["ids"][n]).rpartition(":")
+            if episode_id and pos.isdigit():
+                out.append(TurnMatch(episode_id, int(pos), float(cosines[n])))
+        log.info("the turn index answered %d of %d rows: scored them exactly", len(found), rows)
         return out
