@@ -165,9 +165,9 @@ class TurnRows:
             where = {"episode": {"$in": unique[start : start + _WRITE_BATCH]}}
             res = self._col.get(where=where, include=["embeddings"])
             for row_id, vector in zip(res["ids"], res["embeddings"], strict=True):
-                episode_id, _, pos = str(row_id).rpartition(":")
-                if episode_id and pos.isdigit():
-                    rows.setdefault(episode_id, {})[int(pos)] = np.asarray(vector, np.float32)
+                place = _place(row_id)
+                if place is not None:
+                    rows.setdefault(place[0], {})[place[1]] = np.asarray(vector, np.float32)
         return {
             eid: np.stack([found[p] for p in range(len(found))])
             for eid, found in rows.items()
@@ -187,11 +187,7 @@ class TurnRows:
             where=dict(where) if where else None,
             include=["distances"],
         )
-        out = []
-        for row_id, dist in zip(res["ids"][0], res["distances"][0], strict=True):
-            episode_id, _, pos = str(row_id).rpartition(":")
-            if episode_id and pos.isdigit():
-                out.append(TurnMatch(episode_id, int(pos), 1.0 - float(dist)))
+        out = _matches(res["ids"][0], [1.0 - float(d) for d in res["distances"][0]])
         if len(res["ids"][0]) < k:  # short: all there is, or rows the vector index lost
             return self._exact_if_short(vector[0], k, where, out)
         return out
@@ -227,11 +223,27 @@ class TurnRows:
         matrix = np.asarray(res["embeddings"], dtype=np.float32).reshape(len(res["ids"]), -1)
         norms = np.linalg.norm(matrix, axis=1) * float(np.linalg.norm(vector))
         cosines = np.divide(matrix @ vector, norms, out=np.zeros(len(norms)), where=norms > 0)
-        order = np.argsort(-cosines, kind="stable")[:k]
-        out = []
-        for n in order.tolist():
-            episode_id, _, pos = str(res["ids"][n]).rpartition(":")
-            if episode_id and pos.isdigit():
-                out.append(TurnMatch(episode_id, int(pos), float(cosines[n])))
+        order = np.argsort(-cosines, kind="stable")[:k].tolist()
+        out = _matches([res["ids"][n] for n in order], [float(cosines[n]) for n in order])
         log.info("the turn index answered %d of %d rows: scored them exactly", len(found), rows)
         return out
+
+
+def _place(row_id: object) -> tuple[str, int] | None:
+    """``(episode id, position)`` of a row id made by :func:`turn_row_id`, else None.
+
+    >>> _place("e1:2"), _place("stray")
+    (('e1', 2), None)
+    """
+    episode_id, _, pos = str(row_id).rpartition(":")
+    return (episode_id, int(pos)) if episode_id and pos.isdigit() else None
+
+
+def _matches(row_ids: Sequence[object], similarities: Sequence[float]) -> list[TurnMatch]:
+    """The rows as matches, in order (a row id not made by :func:`turn_row_id` is skipped)."""
+    out = []
+    for row_id, similarity in zip(row_ids, similarities, strict=True):
+        place = _place(row_id)
+        if place is not None:
+            out.append(TurnMatch(place[0], place[1], similarity))
+    return out
