@@ -134,8 +134,6 @@ def resplice_agent(
         if tasks is None:
             raise ConfigError(f"{d.id}: source {d.source!r} does not name its tasks")
         cuts = [0, *d.boundaries, len(d)]
-        if len(tasks) != len(cuts) - 1:
-            raise ConfigError(f"{d.id}: {len(tasks)} tasks but {len(cuts) - 1} segments")
         for task, (a, b) in zip(tasks, itertools.pairwise(cuts), strict=True):
             trial = trials.get(task, 0)
             trials[task] = trial + 1
@@ -164,11 +162,20 @@ def resplice_agent(
 def stream_tasks(dialogue: Dialogue) -> list[int] | None:
     """The tasks an agent_tau stream splices, in order (its ``source`` names them), else None.
 
+    A :class:`~episeg.errors.ConfigError` if it names another number of tasks than
+    its gold boundaries make segments.
+
     >>> stream_tasks(Dialogue("s", "agent_tau tune, tasks [3, 8]", [], [1]))
     [3, 8]
     """
     found = _TASKS.search(dialogue.source)
-    return None if found is None else [int(x) for x in found.group(1).split(",")]
+    if found is None:
+        return None
+    tasks = [int(x) for x in found.group(1).split(",")]
+    if len(tasks) != len(dialogue.boundaries) + 1:
+        segments = len(dialogue.boundaries) + 1
+        raise ConfigError(f"{dialogue.id}: {len(tasks)} tasks but {segments} segments")
+    return tasks
 
 
 def tuning_dialogues(path: str | Path, *, limit: int | None = None) -> list[Dialogue]:
