@@ -111,13 +111,11 @@ def search(memory: Memory, tenant: str, op: SearchOp) -> list[SearchItem]:
 
 
 def _sessions(memory: Memory, tenant: str, prefix: tuple[str, ...]) -> list[str | None]:
-    """The sessions holding episodes under ``prefix`` (``[None]``: the whole tenant)."""
+    """The sessions holding episodes recall can return under ``prefix`` (stored and not
+    archived, or still open; ``[None]``: the whole tenant)."""
     if len(prefix) == 1:
         return [None]
-    found: set[str | None] = set()
-    for card in memory.store(tenant).index.cards.values():
-        if namespace_of(tenant, card.id, card.session)[: len(prefix)] == prefix:
-            found.add(card.session)
+    found: set[str | None] = {card.session for card in _cards(memory, tenant, prefix)}
     for _, name in memory.journal.open_sessions(tenant):  # conversations still open
         if namespace_of(tenant, "", name)[: len(prefix)] == prefix:
             found.add(name)
