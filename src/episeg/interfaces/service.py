@@ -37,7 +37,7 @@ from episeg.durability.idle import IdleTicker
 from episeg.errors import TenantError
 from episeg.interfaces.messages import recorded_times, turns_from_messages
 from episeg.interfaces.metrics import MetricsMiddleware, ServiceMetrics
-from episeg.interfaces.service_auth import BodyLimit, KeyRing
+from episeg.interfaces.service_auth import BodyLimit, KeyRing, OneAuthorization
 from episeg.interfaces.service_depth import DepthLimit
 from episeg.interfaces.service_errors import JournalHealth, install_error_handlers
 from episeg.interfaces.service_manage import add_manage_routes
@@ -94,6 +94,7 @@ def create_app(
     # inside BodyLimit (a body over the size cap is never read); an import names its bad line
     app.add_middleware(DepthLimit, raw_paths=["/v1/import"])
     app.add_middleware(BodyLimit, max_bytes=max_body_bytes)
+    app.add_middleware(OneAuthorization)  # outermost: two keys are refused before anything
     metrics = ServiceMetrics(
         judge_calls=lambda: memory.judge.calls if memory.judge is not None else 0,
         outbox_depth=lambda: len(memory.pending_writes()),

@@ -1,4 +1,4 @@
-"""Per-tenant bearer API keys and the request-size limit for :mod:`episeg.interfaces.service`.
+"""Bearer API keys (one per request) and the request-size limit of :mod:`~.service`.
 
 Keys come from a JSON file ``{"<key>": "<tenant>"}``. A key may instead map to
 ``{"tenant": "<tenant>", "admin": true}`` (a tenant's key that is also an
@@ -233,6 +233,28 @@ class BodyLimit:
         detail = f"request body over {self.max_bytes} bytes"
         answer = JSONResponse({"detail": detail}, status_code=413, headers={"connection": "close"})
         await answer(scope, receive, send)
+
+
+class OneAuthorization:
+    """ASGI middleware: answer 400 to a request that carries more than one ``Authorization``.
+
+    The service reads the first such header; HAProxy's ``balance hdr(Authorization)``
+    hashes the last one (``deploy/haproxy.cfg``). A request with two keys could
+    be routed by one tenant's key and served under another's, so one tenant's
+    turns would reach two replicas (two journals). The proxy config refuses such a
+    request too; this keeps a replica safe behind any proxy.
+    """
+
+    def __init__(self, app: ASGIApp) -> None:
+        self.app = app
+
+    async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
+        headers = (scope.get("headers") or []) if scope["type"] == "http" else []
+        if sum(1 for name, _ in headers if name.lower() == b"authorization") > 1:
+            detail = "more than one Authorization header: send exactly one API key"
+            await JSONResponse({"detail": detail}, status_code=400)(scope, receive, send)
+            return
+        await self.app(scope, receive, send)
 
 
 def replaying(body: bytes, receive: Receive) -> Receive:
