@@ -5,6 +5,7 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any
 
+import numpy as np
 import pytest
 
 from episeg.embedders import MiniLMEmbedder
@@ -113,10 +114,63 @@ def test_the_probe_chooses_its_threshold_out_of_fold(monkeypatch: pytest.MonkeyP
         Dialogue(
             f"d{i}",
             "demo",
-            [Turn(actor="user", text=t, ts=float(j)) for j, t in enumerate(texts)],
+            [Turn(actor="user", text=f"{t} {i}", ts=float(j)) for j, t in enumerate(texts)],
             [3],
         )
         for i in range(10)
     ]
     train_probe(dialogues, HashingEmbedder(dim=32))
     assert fits[0] == 40 and len(fits) == 6 and sorted(fits[1:]) == [32] * 5  # all, then 5 folds
+
+
+def test_the_probe_folds_keep_copies_of_a_dialogue_together(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    # Found by review: the probe's folds were per dialogue, so a SuperDialseg dialogue's copy
+    # (same first turn, another id) was scored by a model trained on its twin.
+    from sklearn.linear_model import LogisticRegression
+
+    from episeg.evaluation.datasets import Dialogue
+    from episeg.evaluation.probe import train_probe
+    from episeg.types import Turn
+
+    events: list[tuple[str, set[str]]] = []
+    real_fit, real_proba = LogisticRegression.fit, LogisticRegression.predict_proba
+
+    def text_of(x: Any) -> set[str]:
+        return {by_row[tuple(np.round(row, 6))] for row in np.asarray(x)}
+
+    def recording_fit(self: LogisticRegression, x: Any, y: Any) -> LogisticRegression:
+        events.append(("fit", text_of(x)))
+        return real_fit(self, x, y)
+
+    def recording_proba(self: LogisticRegression, x: Any) -> Any:
+        events.append(("score", text_of(x)))
+        return real_proba(self, x)
+
+    monkeypatch.setattr(LogisticRegression, "fit", recording_fit)
+    monkeypatch.setattr(LogisticRegression, "predict_proba", recording_proba)
+    dialogues = []
+    for i in range(12):  # six stories, each twice under two ids
+        story = i % 6
+        texts = [f"story {story} opens", f"story {story} goes on", f"story {story} turns", "end"]
+        turns = [Turn(actor="user", text=t, ts=float(j)) for j, t in enumerate(texts)]
+        dialogues.append(Dialogue(f"d{i}", "demo", turns, [2]))
+    from episeg.evaluation.probe import probe_features
+
+    embedder = HashingEmbedder(dim=32)
+    by_row: dict[tuple[float, ...], str] = {}
+    for d in dialogues:
+        rows = probe_features(embedder.embed([t.text for t in d.turns]))
+        for row in rows:
+            by_row.setdefault(tuple(np.round(row, 6)), d.turns[0].text)
+    train_probe(dialogues, embedder)
+    folds: list[tuple[set[str], set[str]]] = []
+    for kind, stories in events[1:]:  # the first fit is the final model, on everything
+        if kind == "fit":
+            folds.append((stories, set()))
+        else:
+            folds[-1][1].update(stories)
+    assert len(folds) == 5
+    for trained, held in folds:
+        assert held and not trained & held  # no story scored by a model that saw its copy
