@@ -166,6 +166,7 @@ class Memory(
         self._stores: dict[str, IndexedStore] = {}
         self._recallers: dict[str, HierarchicalRecaller] = {}
         self._open_corpora: dict[str, tuple[OpenVersion, OpenCorpus]] = {}
+        self._drops: dict[str, int] = {}
         # without an LLM judge, summaries are extractive (the most representative turn)
         self._extractive = self.judge is None or self.judge.name == "local"
         self.retry_interval = float(retry_interval)

@@ -45,8 +45,8 @@ from episeg.errors import EpisodeValidationError, StoreError, TurnValidationErro
 from episeg.store.codec import encode
 from episeg.store.tenants import validate_tenant
 from episeg.types import Episode, Salience, Turn, Verdict
-from episeg.types.episode import MAX_EPISODE_ID
-from episeg.types.turn import check_kind, check_name
+from episeg.types.episode import MAX_EPISODE_ID, turn_problem
+from episeg.types.turn import check_name
 
 __all__ = ["check_batch"]
 
@@ -93,23 +93,6 @@ def _kind_problem(episode: Episode) -> str | None:
     return None
 
 
-def _turn_problem(episode: Episode) -> str | None:
-    """A turn that is not the episode's: another user or session, outside its times."""
-    for n, turn in enumerate(episode.turns):
-        if (turn.user, turn.session) != (episode.user, episode.session):
-            return (
-                f"turn {n} is of user {turn.user!r}, session {turn.session!r}; the "
-                f"episode's are {episode.user!r}, {episode.session!r}"
-            )
-        if not episode.opened_at <= turn.ts <= episode.closed_at:
-            return f"turn {n} has ts {turn.ts!r}, outside opened_at .. closed_at"
-        try:
-            check_kind(turn)
-        except TurnValidationError as exc:
-            return f"turn {n}: {exc}"
-    return None
-
-
 def _problem(episode: Episode, dim: int) -> str | None:
     kind = _kind_problem(episode)
     if kind is not None:
@@ -128,7 +111,7 @@ def _problem(episode: Episode, dim: int) -> str | None:
         return f"last_accessed must be finite, got {last!r}"
     if episode.opened_at > episode.closed_at:
         return f"opened_at {episode.opened_at!r} is after closed_at {episode.closed_at!r}"
-    turns = _turn_problem(episode)
+    turns = turn_problem(episode)
     if turns is not None:
         return turns
     try:

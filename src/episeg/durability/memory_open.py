@@ -28,6 +28,7 @@ so recall stays tenant-bound.
 from __future__ import annotations
 
 import dataclasses
+import threading
 from collections import defaultdict
 from collections.abc import Callable, Mapping
 from typing import TYPE_CHECKING
@@ -98,6 +99,8 @@ class OpenRecall:
     embedder: Embedder
     _clock: Callable[[], float]
     _open_corpora: dict[str, tuple[OpenVersion, OpenCorpus]]  # tenant -> (version, corpus)
+    _lock: threading.RLock
+    _drops: dict[str, int]  # per tenant: how many times an erasure dropped its cached parts
 
     if TYPE_CHECKING:  # provided by MemoryRecall
 
@@ -149,11 +152,15 @@ class OpenRecall:
 
     def _open_corpus(self, tenant: str) -> OpenCorpus:
         """``tenant``'s open and outbox segments and indexes, rebuilt only when they changed."""
+        with self._lock:
+            drops = self._drops.get(tenant, 0)
         version = (self.journal.open_version(tenant), self.journal.pending_version(tenant))
         found = self._open_corpora.get(tenant)
         if found is not None and found[0] == version:
             return found[1]
         pending = pending_segments(self.journal, tenant, self.embedder.embed)
         corpus = OpenCorpus([*open_segments(self.journal, tenant), *pending])
-        self._open_corpora[tenant] = (version, corpus)
+        with self._lock:  # an erasure since the read: serve this answer, keep no text of it
+            if self._drops.get(tenant, 0) == drops:
+                self._open_corpora[tenant] = (version, corpus)
         return corpus

@@ -58,6 +58,7 @@ class MemoryRecall:
     _stores: dict[str, IndexedStore]
     _recallers: dict[str, HierarchicalRecaller]
     _open_corpora: dict[str, tuple[OpenVersion, OpenCorpus]]
+    _drops: dict[str, int]  # per tenant: how many times its cached parts were dropped
 
     if TYPE_CHECKING:  # provided by OpenRecall (durability.memory_open) and MemoryWrites
 
@@ -81,9 +82,13 @@ class MemoryRecall:
         Writes through it also keep recall's lexical index and catalogue current.
         """
         tenant = validate_tenant(user)
-        with self._lock:
-            found = self._stores.get(tenant)
-        if found is None:  # built outside the lock: a slow store server delays this tenant only
+        while True:
+            with self._lock:
+                found = self._stores.get(tenant)
+                generation = self._drops.get(tenant, 0)
+            if found is not None:
+                return found
+            # built outside the lock: a slow store server delays this tenant only
             made = PersistentIndexedStore(  # the index is kept on disk between runs
                 self.backend.store_for(tenant),
                 self.path / "recall" / collection_name(tenant),
@@ -91,9 +96,9 @@ class MemoryRecall:
                 cache_episodes=self.config.recall.cache_episodes,
                 warm_cache=self.config.recall.warm_cache,
             )
-            with self._lock:
-                found = self._stores.setdefault(tenant, made)
-        return found
+            with self._lock:  # an erasure dropped the tenant meanwhile: its index may be stale
+                if self._drops.get(tenant, 0) == generation:
+                    return self._stores.setdefault(tenant, made)
 
     def episodes(
         self, user: str, *, limit: int = 100, offset: int = 0, include_archived: bool = False
@@ -265,17 +270,22 @@ class MemoryRecall:
 
     # -- internals --------------------------------------------------------------------
     def _recaller(self, user: str) -> HierarchicalRecaller:
-        store = self.store(user)
-        with self._lock:
-            if store.tenant not in self._recallers:
-                self._recallers[store.tenant] = HierarchicalRecaller(
-                    store, self.embedder, config=self.config, clock=self._clock
-                )
-            return self._recallers[store.tenant]
+        while True:
+            store = self.store(user)
+            with self._lock:
+                if self._stores.get(store.tenant) is not store:
+                    continue  # dropped by an erasure since: take the tenant's current store
+                found = self._recallers.get(store.tenant)
+                if found is None or found.store is not store:
+                    found = self._recallers[store.tenant] = HierarchicalRecaller(
+                        store, self.embedder, config=self.config, clock=self._clock
+                    )
+                return found
 
     def _drop_tenant_cache(self, tenant: str) -> None:
         """Forget ``tenant``'s cached index, recaller and open corpus (they hold text)."""
         with self._lock:
+            self._drops[tenant] = self._drops.get(tenant, 0) + 1  # a store built before is stale
             self._stores.pop(tenant, None)
             self._recallers.pop(tenant, None)
             self._open_corpora.pop(tenant, None)

@@ -54,7 +54,7 @@ import numpy as np
 from episeg.errors import StoreError
 from episeg.store.usermeta import validate_metadata
 from episeg.types import Episode, Salience, Turn, Verdict
-from episeg.types.episode import MAX_EPISODE_ID
+from episeg.types.episode import MAX_EPISODE_ID, turn_problem
 from episeg.types.turn import check_name
 
 __all__ = [
@@ -267,7 +267,11 @@ def episode_from_record(
     _check_values(values)
     if values.get("metadata") is not None:  # the rules every write is held to (usermeta)
         values["metadata"] = validate_metadata(values["metadata"])
-    return Episode(**values)
+    episode = Episode(**values)
+    problem = turn_problem(episode)  # the rules store_episodes holds its turns to
+    if problem is not None:
+        raise ValueError(problem)
+    return episode
 
 
 def _check_values(values: Mapping[str, Any]) -> None:

@@ -48,6 +48,8 @@ from pathlib import Path
 
 import numpy as np
 
+from episeg.store.orphans import remove_orphan_segments
+
 __all__ = ["HEADER", "STATE", "Layout", "processes_using", "scrub_segment", "scrub_store"]
 
 log = logging.getLogger("episeg.store")
@@ -107,6 +109,7 @@ def scrub_store(folder: Path) -> int:
     """
     if not folder.is_dir():
         return 0
+    remove_orphan_segments(folder)  # the folders of deleted collections: whole, not slots
     state = folder / STATE
     done = _read_state(state)
     seen: dict[str, Done] = {}

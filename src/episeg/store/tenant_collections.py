@@ -191,8 +191,10 @@ def update(rows: Mapping[str, Any], handles: Handles) -> None:
 
 
 def delete(ids: list[str], handles: Handles) -> None:
-    handles[0].delete(ids=ids)
+    # turn rows first: if the episode row went first and the second call failed, a retry
+    # would no longer find the episode (ownership is read from its row) nor its turn rows
     handles[1].delete_episodes(ids)
+    handles[0].delete(ids=ids)
 
 
 def nearest(vector: np.ndarray, n: int, handles: Handles) -> Any:

@@ -16,10 +16,19 @@ from typing import Any
 
 import numpy as np
 
+from episeg.errors import TurnValidationError
 from episeg.types.enums import Decision, SignalName
-from episeg.types.turn import Turn, iso_time
+from episeg.types.turn import Turn, check_kind, iso_time
 
-__all__ = ["MAX_EPISODE_ID", "Episode", "JudgeAnswer", "Salience", "ScoredEpisode", "Verdict"]
+__all__ = [
+    "MAX_EPISODE_ID",
+    "Episode",
+    "JudgeAnswer",
+    "Salience",
+    "ScoredEpisode",
+    "Verdict",
+    "turn_problem",
+]
 
 MAX_EPISODE_ID = 1024
 """The longest episode id (characters) a memory stores and its API can name (``?id=``)."""
@@ -94,6 +103,9 @@ class Salience:
             or not 1 <= self.score <= 10
         ):
             raise ValueError(f"salience score must be an integer 1-10 or None, got {self.score!r}")
+        for name in ("scorer", "reason"):
+            if not isinstance(getattr(self, name), str):
+                raise ValueError(f"salience {name} must be a string, got {getattr(self, name)!r}")
 
     @classmethod
     def scored(cls, score: int, *, scorer: str, reason: str = "") -> Salience:
@@ -190,3 +202,24 @@ class ScoredEpisode:
     similarity: float
     raw_similarity: float
     importance_imputed: bool = False
+
+
+def turn_problem(episode: Episode) -> str | None:
+    """A turn that is not the episode's (another user or session, outside its times), or
+    whose actor and type do not go together; ``None`` if every turn is the episode's.
+
+    Every way in of a stored episode checks it (``store_episodes``, an import).
+    """
+    for n, turn in enumerate(episode.turns):
+        if (turn.user, turn.session) != (episode.user, episode.session):
+            return (
+                f"turn {n} is of user {turn.user!r}, session {turn.session!r}; the "
+                f"episode's are {episode.user!r}, {episode.session!r}"
+            )
+        if not episode.opened_at <= turn.ts <= episode.closed_at:
+            return f"turn {n} has ts {turn.ts!r}, outside opened_at .. closed_at"
+        try:
+            check_kind(turn)
+        except TurnValidationError as exc:
+            return f"turn {n}: {exc}"
+    return None
