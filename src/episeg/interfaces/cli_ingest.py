@@ -33,14 +33,13 @@ from contextlib import contextmanager
 from typing import IO, Any
 
 from episeg.config import EpisegConfig
-from episeg.durability.turn_checks import find_refused
-from episeg.errors import ConfigError, TurnValidationError
+from episeg.durability.turn_checks import check_turn, find_refused
+from episeg.errors import ConfigError, TenantError, TurnValidationError
 from episeg.interfaces.progress import IngestProgress
 from episeg.interfaces.transcript import RecordedTs, numbered_turns
 from episeg.memory import Memory
 from episeg.segmentation.intake import preview_intake
 from episeg.types import Episode, Turn
-from episeg.types.turn import check_kind
 
 __all__ = ["cmd_ingest", "cmd_report", "first_refused"]
 
@@ -103,14 +102,21 @@ def _preview(memory: Memory, numbered: Sequence[tuple[int, Turn]]) -> None:
     """Refuse the whole transcript, naming the line, if ``observe`` would refuse a turn of it."""
     sessions: dict[tuple[str, str], list[tuple[int, Turn]]] = {}
     for line, turn in numbered:
-        try:
-            check_kind(turn)  # Memory refuses a type its actor cannot produce (F120)
-        except TurnValidationError as exc:
-            raise exc.at_line(line) from None
+        try:  # Memory refuses a type its actor cannot produce (F120), a user no tenant can be
+            check_turn(turn)
+        except (TurnValidationError, TenantError) as exc:
+            raise _at_line(exc, line) from None
         sessions.setdefault((turn.user, turn.session), []).append((line, turn))
     for (user, session), group in sessions.items():
         with memory.tenant_lock(user):
             first_refused(memory.sessions.enter(user, session).preview, group)
+
+
+def _at_line(exc: TurnValidationError | TenantError, line: int) -> TurnValidationError:
+    """``exc`` naming ``line``; a user that is no valid tenant id is a bad line too."""
+    if isinstance(exc, TenantError):
+        return TurnValidationError(f"user: {exc}", line=line)
+    return exc.at_line(line)
 
 
 def _kept(exc: TurnValidationError, turns: int) -> TurnValidationError:
@@ -138,8 +144,8 @@ def _observe(
         for line, turn, offset in source:
             try:
                 stored.extend(memory.observe(turn))
-            except TurnValidationError as exc:  # e.g. an id reused with other text (F6)
-                raise exc.at_line(line) from None
+            except (TurnValidationError, TenantError) as exc:  # e.g. an id reused (F6)
+                raise _at_line(exc, line) from None
             fed[(turn.user, turn.session)] = None
             count += 1
             progress.update(turns=count, episodes=len(stored), bytes_read=offset)

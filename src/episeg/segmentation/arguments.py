@@ -133,7 +133,13 @@ def check_replay(
             raise ArgumentError(
                 f"resume: item {n} must be a (Turn, embedding) pair, got {pair!r:.80}"
             )
-        pairs.append((check_turn(pair[0], "resume", index=n), pair[1]))
+        turn = check_turn(pair[0], "resume", index=n)
+        if (turn.user, turn.session) != (checkpoint.user, checkpoint.session):
+            raise ArgumentError(
+                f"resume: item {n} is a turn of user {turn.user!r}, session {turn.session!r}; "
+                f"the checkpoint is of {checkpoint.user!r}, {checkpoint.session!r}"
+            )
+        pairs.append((turn, pair[1]))
     return checkpoint, pairs
 
 

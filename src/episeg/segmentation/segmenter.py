@@ -30,6 +30,7 @@ Wrong arguments get a typed error naming them, as in :class:`~episeg.memory.Memo
 from __future__ import annotations
 
 import logging
+import sys
 from collections.abc import Iterable, Mapping, Sequence
 from contextlib import nullcontext
 from dataclasses import replace
@@ -217,7 +218,7 @@ class Segmenter:
         state.intake.remember(seen_ids, skip=[t.id for t, _ in turns])
         closed: list[Episode] = []
         for n, (turn, vector) in enumerate(turns):
-            prepared = state.intake.accept(turn, max_turn_chars=self.config.intake.max_turn_chars)
+            prepared = state.intake.accept(turn, max_turn_chars=sys.maxsize)  # taken once: no limit
             if prepared is None:
                 self._duplicate(turn)
                 continue
