@@ -69,16 +69,21 @@ def value_json(op: PutOp) -> str:
     """The value of ``op`` as the JSON text stored (and read back), or a typed error."""
     where = f"the value of key {op.key!r} in namespace {tuple(op.namespace)!r}"
     value = dict(op.value or {})
-    problem = _exact(value, "value")
+    try:
+        problem = _exact(value, "value")
+    except RecursionError:  # Python's own limit: json.dumps would hit it too
+        raise ArgumentError(f"{where} is nested too deeply to store ({_NOTHING})") from None
     if problem:
         raise ArgumentError(
             f"{where} is not JSON that reads back unchanged: {problem}; JSON keeps str "
             f"keys, lists, numbers, strings, true/false and null only ({_NOTHING})"
         )
     try:
-        return json.dumps(value, sort_keys=True, ensure_ascii=False)
-    except (TypeError, ValueError) as exc:
-        raise ArgumentError(f"{where} is not JSON ({_NOTHING}): {exc}") from exc
+        text = json.dumps(value, sort_keys=True, ensure_ascii=False)
+        text.encode("utf-8")  # a lone surrogate: no UTF-8 store can hold the text
+    except (TypeError, ValueError) as exc:  # UnicodeEncodeError is a ValueError
+        raise ArgumentError(f"{where} is not JSON text ({_NOTHING}): {exc}") from exc
+    return text
 
 
 def check_key(namespace: tuple[str, ...], key: object) -> None:

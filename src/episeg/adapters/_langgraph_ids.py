@@ -28,10 +28,20 @@ else from the session split at ``/`` (the old reading), and its key from its tur
 from __future__ import annotations
 
 import re
+from collections.abc import Sequence
 
 from episeg.types import Episode
 
-__all__ = ["PREFIX", "decode", "episode_id", "identity", "legacy_id", "namespace_of", "session"]
+__all__ = [
+    "PREFIX",
+    "decode",
+    "episode_id",
+    "identity",
+    "legacy_id",
+    "namespace_of",
+    "session",
+    "waiting_ids",
+]
 
 PREFIX = "lg:"
 DEFAULT = "default"
@@ -105,3 +115,10 @@ def identity(episode: Episode) -> tuple[tuple[str, ...], str] | None:
     if not episode.id.startswith(PREFIX) or len(episode.turns) != 1 or not episode.turns[0].id:
         return None
     return namespace_of(episode.user, episode.id, episode.session), episode.turns[0].id
+
+
+def waiting_ids(pending: Sequence[Episode], namespace: tuple[str, ...], key: str) -> list[str]:
+    """Ids of item ``key``'s writes among ``pending`` (the tenant's outbox: the store was
+    down at its put), so that a delete can drop them before a retry writes them back."""
+    ids = {episode_id(namespace, key), legacy_id(namespace, key)}
+    return [e.id for e in pending if e.id in ids and identity(e) == (namespace, key)]

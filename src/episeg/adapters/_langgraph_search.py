@@ -65,7 +65,7 @@ def conversation_episode(
     memory: Memory, tenant: str, namespace: tuple[str, ...], key: str
 ) -> Episode | None:
     """The conversation episode a search returns as ``(namespace, key)`` (not archived)."""
-    if not key or key.startswith("lg:") or len(namespace) < 2:
+    if not key or key.startswith("lg:"):  # ("alice",) is the namespace of session "default"
         return None
     found = memory.store(tenant).get([key])
     return next(
@@ -135,8 +135,10 @@ def _recalled(memory: Memory, tenant: str, op: SearchOp) -> Scored:
         k = max(want, 5)
         while True:
             hits = memory.recall(tenant, str(op.query), k=k, session=name)
-            kept = [
-                (h.episode, float(h.score)) for h in hits if _matches(h.episode, prefix, op.filter)
+            kept = [  # a still-open segment is no item yet: get and delete could not reach it
+                (h.episode, float(h.score))
+                for h in hits
+                if not h.open and _matches(h.episode, prefix, op.filter)
             ]
             if len(kept) >= want or len(hits) < k:
                 break

@@ -38,6 +38,7 @@ from __future__ import annotations
 import dataclasses
 import json
 import logging
+import re
 from typing import Any
 
 from episeg.types import Actor, Turn, TurnType
@@ -46,6 +47,7 @@ __all__ = ["clip_turn", "item_to_turn", "text_of"]
 
 _CLIPPED = "[episeg: item {item} clipped, {total} characters; the first {kept} are kept above]"
 log = logging.getLogger("episeg.adapters.openai_agents")
+_SURROGATE = re.compile("[\ud800-\udfff]")  # not text: no UTF-8 store can hold one
 
 #: item kinds that carry no conversation (logged at debug level, not observed)
 NOT_CONVERSATION = frozenset(
@@ -190,6 +192,17 @@ def item_to_turn(item: Any, *, user: str, session: str, ts: float) -> Turn | Non
     if not text.strip():
         log.debug("session %s: a %s item without text is not observed", session, kind)
         return None
+    try:
+        text.encode("utf-8")
+    except UnicodeEncodeError:  # e.g. a file name os.listdir decoded with surrogateescape
+        log.warning(
+            "session %s of %s: a %s item's text holds lone surrogates; episeg keeps it with "
+            "U+FFFD in their place (the session history keeps it as sent)",
+            session,
+            user,
+            kind,
+        )
+        text = _SURROGATE.sub("\ufffd", text)
     return Turn(actor=actor, text=text, ts=ts, type=turn_type, user=user, session=session)
 
 

@@ -11,28 +11,26 @@ it, and ``search`` with a query is episeg's recall within the namespace
 prefix (the whole tenant for ``(tenant,)``), so a search also finds the
 episodes the agent's conversations produced (their namespace is ``(tenant,
 *session.split("/"))``, their key the episode id, their value its summary,
-salience and turns). Every search result is addressable: ``get`` reads a
-conversation's episode by that namespace and key and ``delete`` erases it
-(``Memory.forget``), while ``put`` to it is an ``ArgumentError`` (it is
-read-only here: nothing is written). As in LangGraph's stores the query ranks
-and ``filter`` selects: the items recall finds come first, scored, then every
-other item under the prefix that passes the filter, newest first, with
-``score=None`` (recall's similarity threshold never hides an item; the order of
-the unscored rest is episeg's, not InMemoryStore's vector order). ``search``
-without a query lists the namespace. ``filter`` and ``list_namespaces`` behave as LangGraph's
-InMemoryStore (:mod:`episeg.adapters._langgraph_filter`): exact matches and the
-operators ``$eq $ne $gt $gte $lt $lte`` (another is an ``ArgumentError``; an item
-whose field is not a number does not match ``$gt`` and the like), and namespaces
-matched whole before ``max_depth`` cuts them.
+salience and turns; once stored: still-open turns are ``Memory.recall``'s, not items).
+Every search result is addressable: ``get`` reads a conversation's episode by that namespace
+and key and ``delete`` erases it (``Memory.forget``), while ``put`` to it is an
+``ArgumentError`` (it is read-only here: nothing is written). As in LangGraph's stores the
+query ranks and ``filter`` selects: the items recall finds come first, scored, then every
+other item under the prefix that passes the filter, newest first, with ``score=None``
+(recall's similarity threshold never hides an item; the order of the unscored rest is
+episeg's, not InMemoryStore's vector order). ``search`` without a
+query lists the namespace. ``filter`` and ``list_namespaces`` behave as LangGraph's InMemoryStore
+(:mod:`episeg.adapters._langgraph_filter`): exact matches and the operators ``$eq $ne $gt
+$gte $lt $lte`` (another is an ``ArgumentError``; an item whose field is not a number does
+not match ``$gt`` and the like), and namespaces matched whole before ``max_depth`` cuts them.
 
 Item ids are unambiguous (:mod:`episeg.adapters._langgraph_ids`): items of
 ``("alice", "a:b")`` and ``("alice", "a")``, or of ``("alice", "x/y")`` and
 ``("alice", "x", "y")``, never share an episode, and the namespace and key
-read back are the ones written. A namespace with no ``%``, ``/`` or ``:`` in
-its elements (and not ``(tenant, "default")``) keeps, whatever the key, the
-ids earlier versions gave its items. An item an
-earlier version stored is still read, replaced and deleted through its
-namespace and key (a put moves it to its new id where that differs; a put
+read back are the ones written. A namespace with no ``%``, ``/`` or ``:`` in its
+elements (and not ``(tenant, "default")``) keeps, whatever the key, the ids earlier
+versions gave its items. An item an earlier version stored is still read, replaced
+and deleted through its namespace and key (a put moves it to its new id where that differs; a put
 whose new id an old item of another namespace holds moves that item to its
 own new id first). Where its old id was ambiguous, its key is read from its
 turn and its namespace from its session, which is exact unless an element
@@ -47,19 +45,18 @@ must be non-empty, without control, format or surrogate characters, and the
 id ``lg:<namespace>:<key>`` at most 1,024 characters (else ``ArgumentError``
 naming the key). A ``batch`` is checked whole before any operation runs, so a
 bad operation writes nothing. A replacing put is an upsert, so the old value
-stays until the new one is stored. Items are stored pinned: maintenance never
+stays until the new one is stored; a delete also drops a put of the item still
+waiting in the outbox (else a retry would write it back). Items are stored pinned: maintenance never
 decays or archives a stored value (an item an earlier version let maintenance
 archive reads as absent, with a logged warning, until it is put again or
 unarchived).
 
-A search within a namespace recalls per session under the prefix with
-recall's exact ``session`` window, widened until ``offset + limit`` items
-pass, and merges the sessions' hits by score: other namespaces never crowd
-the prefix's items out, and a larger ``limit`` only adds items.
+A search within a namespace recalls per session under the prefix with recall's exact
+``session`` window, widened until ``offset + limit`` items pass, and merges the sessions' hits
+by score: other namespaces never crowd the prefix's items out; a larger ``limit`` adds items.
 
-Not supported: TTLs (``supports_ttl = False``) and per-field ``index``
-selection (the whole value is indexed). ``list_namespaces`` sees the tenants
-this store has touched.
+Not supported: TTLs (``supports_ttl = False``) and per-field ``index`` selection (the
+whole value is indexed). ``list_namespaces`` sees the tenants this store has touched.
 
 >>> import tempfile
 >>> from episeg.memory import Memory
@@ -96,7 +93,7 @@ from langgraph.store.base import (
 )
 
 from episeg.adapters._langgraph_checks import check_key, check_op, tenant_of, value_json
-from episeg.adapters._langgraph_ids import episode_id, identity, legacy_id, session
+from episeg.adapters._langgraph_ids import episode_id, identity, legacy_id, session, waiting_ids
 from episeg.adapters._langgraph_search import (
     conversation_episode,
     key_value,
@@ -225,6 +222,10 @@ class EpisegStore(BaseStore):
                 if other is not None:
                     self.memory.forget(tenant, episode=other.id)
                 store.delete([e.id for e in found])
+                for waiting in waiting_ids(
+                    self.memory.journal.pending(tenant), namespace, op.key
+                ):  # else a retry restores it
+                    self.memory.journal.confirm(tenant, waiting)
                 return
             check_key(namespace, op.key)
             self._writable(namespace, op.key)

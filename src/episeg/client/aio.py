@@ -72,7 +72,7 @@ class AsyncClient(AsyncManageCalls):
             async for attempt in self._retry.async_retrying(name):
                 with attempt:
                     result = await once()
-        except httpx.TransportError as exc:
+        except httpx.RequestError as exc:  # transport, an undecodable body, redirects
             raise no_answer(exc, sent_ids(body)) from exc
         return result
 
@@ -141,7 +141,7 @@ class AsyncClient(AsyncManageCalls):
                 try:
                     async for chunk in response.aiter_bytes():
                         written += file.write(chunk)
-                except httpx.TransportError as exc:
+                except httpx.RequestError as exc:  # transport, an undecodable body, redirects
                     raise _cut(written, exc) from exc
                 return written
 

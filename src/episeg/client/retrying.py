@@ -163,7 +163,7 @@ class RetryPolicy:
         return AsyncRetrying(**self._options(call))
 
 
-def no_answer(exc: httpx.TransportError, sent_ids: tuple[str, ...]) -> NoAnswerError:
+def no_answer(exc: httpx.RequestError, sent_ids: tuple[str, ...]) -> NoAnswerError:
     """The :class:`NoAnswerError` for a transport failure that the retries did not cure."""
     applied = not isinstance(exc, _NOT_SENT)
     maybe = "; the request may have been applied" if applied else "; nothing reached the service"

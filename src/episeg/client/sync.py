@@ -99,7 +99,7 @@ class Client(ManageCalls):
             for attempt in self._retry.retrying(name):
                 with attempt:
                     result = once()
-        except httpx.TransportError as exc:
+        except httpx.RequestError as exc:  # transport, an undecodable body, redirects
             raise no_answer(exc, sent_ids(body)) from exc
         return result
 
@@ -188,7 +188,7 @@ class Client(ManageCalls):
                 try:
                     for chunk in response.iter_bytes():
                         written += file.write(chunk)
-                except httpx.TransportError as exc:
+                except httpx.RequestError as exc:  # transport, an undecodable body, redirects
                     raise _cut(written, exc) from exc
                 return written
 

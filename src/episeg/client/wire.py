@@ -244,7 +244,7 @@ def _headers(api_key: str | None) -> dict[str, str]:
     return {"Authorization": f"Bearer {api_key}"} if api_key else {}
 
 
-def _cut(written: int, exc: httpx.TransportError) -> APIError:
+def _cut(written: int, exc: httpx.RequestError) -> APIError:
     return APIError(
         200,
         f"the export stream broke after {written} bytes ({type(exc).__name__}: {exc}); "

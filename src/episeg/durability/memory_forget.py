@@ -115,11 +115,6 @@ class MemoryForget:
             )
             erased = list({e.id: e for e in [*erased, *rebuilding]}.values())
             ids = sorted({e.id for e in erased})
-            store.delete(ids)
-            drop = getattr(self.backend, "drop_tenant", None)
-            if all and drop is not None:
-                drop(tenant)  # the collections go too, with Chroma's log of them
-            self._drop_tenant_cache(tenant)
             keys = {(tenant, e.session) for e in erased}
             if session is not None:
                 keys.add((tenant, session))
@@ -145,6 +140,12 @@ class MemoryForget:
             clear_judge_summaries(self.journal, keys)  # it may quote the erased turns
             for key in sorted(keys):
                 self.sessions.reload(*key)  # in-memory state and seen ids follow the journal
+            # the store last: if the journal failed above, a retry still finds the episodes
+            store.delete(ids)
+            drop = getattr(self.backend, "drop_tenant", None)
+            if all and drop is not None:
+                drop(tenant)  # the collections go too, with Chroma's log of them
+            self._drop_tenant_cache(tenant)
             scrub(self.journal)
             left = log_rows(folder, tenant, erased)
             if left:
