@@ -13,6 +13,7 @@ from episeg.errors import TurnValidationError
 from episeg.evaluation.locomo import load_locomo
 from episeg.evaluation.memory import format_markdown, main, pack, run_memory_eval
 from episeg.evaluation.memory_scores import cut
+from tests.evaluation.test_eval_runner import _check_provenance
 
 SESSION_1 = [
     ("Ann", "I adopted a grey cat named Pixel from the shelter last week."),
@@ -118,6 +119,7 @@ class TestRun:
         assert (config.recall.warm_cache, config.recall.cache_episodes) == (True, 1000)
         recorded = json.loads(out.read_text())["config_overrides"]
         assert recorded == ["recall.warm_cache=true", "recall.cache_episodes=1000"]
+        _check_provenance(json.loads(out.read_text())["provenance"])
 
 
 def test_a_bad_override_fails_before_any_memory_is_built(

@@ -79,6 +79,7 @@ class TestMain:
         assert [r.name for r in results] == ["texttiling", "even", "none"]
         assert all(r.dialogues == 15 and 0.0 <= r.pk <= 1.0 for r in results)
         assert out_png.read_bytes()[:8] == PNG_MAGIC
+        _check_provenance(document["meta"]["provenance"])
 
     def test_unknown_config(self, tiage_dev: Path) -> None:
         with pytest.raises(ConfigError, match="unknown configuration"):
@@ -156,3 +157,20 @@ def test_tune_cli_searches_tuning_split_and_reports_held_out(
     assert {t["dataset"] for t in document["trials"]} == {"tiage_dev:tune"}
     assert document["report"]["dataset"] == "tiage_dev:report"
     assert "best texttiling" in capsys.readouterr().out
+
+
+def _check_provenance(record: dict[str, Any]) -> None:
+    """A results file names its command, commit and the SHA-256 of the shipped weights."""
+    import hashlib
+    import subprocess
+    from importlib import resources
+
+    weights = resources.files("episeg.segmentation") / "weights"
+    for name in ("boundary.npz", "chat.npz"):
+        assert record["weights"][name] == hashlib.sha256((weights / name).read_bytes()).hexdigest()
+    assert isinstance(record["argv"], list)
+    repo = Path(__file__).resolve().parents[2]
+    head = subprocess.run(["git", "-C", str(repo), "rev-parse", "HEAD"], capture_output=True)
+    if head.returncode == 0:  # a git checkout: the commit the run came from
+        assert record["commit"] == head.stdout.decode().strip()
+        assert isinstance(record["uncommitted_changes"], bool)

@@ -68,6 +68,7 @@ from episeg.evaluation.memory_scores import (
     paired,
     salience_report,
 )
+from episeg.evaluation.provenance import provenance
 
 __all__ = [
     "BUDGETS",
@@ -235,6 +236,7 @@ def run_memory_eval(
         "data": str(data),
         "judge": "default" if judge else "none",
         "config_overrides": list(overrides),
+        "provenance": provenance(),
         "conversations": [c.id for c in convs],
         "questions": len(next(iter(methods.values())).categories) if methods else 0,
         "turns": n_turns,

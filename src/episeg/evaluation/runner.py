@@ -13,6 +13,7 @@ from collections.abc import Sequence
 from pathlib import Path
 
 from episeg.evaluation.datasets import Part, default_data_files, read_jsonl, select_part
+from episeg.evaluation.provenance import provenance
 from episeg.evaluation.results import EvalResult, evaluate
 
 __all__ = ["EvalResult", "evaluate", "main"]
@@ -144,6 +145,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         "limit": args.limit,
         "min_window": args.min_window,
         "tolerance": args.tolerance,
+        "provenance": provenance(),
     }
     if args.json:
         write_json(results, args.json, meta=meta)
