@@ -156,7 +156,9 @@ def test_the_client_turns_an_undecodable_answer_into_a_typed_error() -> None:
 
 
 def test_a_forget_whose_journal_part_failed_is_finished_by_a_retry(memory: Memory) -> None:
-    turn = Turn(actor="user", text="my card pin is 4411", ts=1.0, id="t1", user="alice", session="s")
+    turn = Turn(
+        actor="user", text="my card pin is 4411", ts=1.0, id="t1", user="alice", session="s"
+    )
     memory.observe(turn)
     (episode,) = memory.flush("alice")
     real = memory.journal._transaction

@@ -112,7 +112,7 @@ class MemoryWrites:
                     checkpoint=segmenter.checkpoint(*key) if step.opened else None,
                     touched=float(self._clock()),
                 )
-            except JournalError:
+            except Exception:  # a journal error, or a record it could not encode: not accepted
                 self._rebuild([key])
                 raise
             return self._writer.write(scored)

@@ -208,6 +208,13 @@ def _build_parser() -> argparse.ArgumentParser:
         metavar="BYTES",
         help="largest request body accepted; larger gets 413",
     )
+    p.add_argument(
+        "--max-tenant-requests",
+        type=int,
+        default=8,
+        metavar="N",
+        help="requests of one tenant in flight at once; the next gets 429 (Retry-After: 1)",
+    )
 
     p = sub.add_parser("mcp", parents=c, help="MCP stdio server bound to one user")
     p.add_argument("--user", required=True, help="the one tenant this server reads and writes")

@@ -183,7 +183,16 @@ def cmd_serve(args: argparse.Namespace) -> int:
     if not keys_file:
         raise ConfigError("serve needs --keys-file or EPISEG_KEYS_FILE (JSON {key: tenant})")
     keys = KeyRing.from_file(keys_file)
-    serve(_memory(args), keys, host=args.host, port=args.port, max_body_bytes=args.max_body)
+    if args.max_tenant_requests < 1:
+        raise ConfigError(f"--max-tenant-requests must be >= 1, got {args.max_tenant_requests}")
+    serve(
+        _memory(args),
+        keys,
+        host=args.host,
+        port=args.port,
+        max_body_bytes=args.max_body,
+        max_tenant_requests=args.max_tenant_requests,
+    )
     return 0
 
 

@@ -40,6 +40,7 @@ from episeg.interfaces.metrics import MetricsMiddleware, ServiceMetrics
 from episeg.interfaces.service_auth import BodyLimit, KeyRing, OneAuthorization
 from episeg.interfaces.service_depth import DepthLimit
 from episeg.interfaces.service_errors import JournalHealth, install_error_handlers
+from episeg.interfaces.service_gate import DEFAULT_TENANT_REQUESTS, GateFull, TenantGate
 from episeg.interfaces.service_manage import add_manage_routes
 from episeg.interfaces.service_models import (
     ERRORS,
@@ -77,10 +78,19 @@ def _version() -> str:
 
 
 def create_app(
-    memory: Memory, keys: KeyRing | Mapping[str, str], *, max_body_bytes: int = DEFAULT_MAX_BODY
+    memory: Memory,
+    keys: KeyRing | Mapping[str, str],
+    *,
+    max_body_bytes: int = DEFAULT_MAX_BODY,
+    max_tenant_requests: int = DEFAULT_TENANT_REQUESTS,
 ) -> FastAPI:
-    """The FastAPI app serving ``memory`` to the tenants of ``keys``."""
+    """The FastAPI app serving ``memory`` to the tenants of ``keys``.
+
+    A tenant with ``max_tenant_requests`` requests in flight gets 429 (``Retry-After: 1``)
+    for the next one (:mod:`~episeg.interfaces.service_gate`).
+    """
     ring = keys if isinstance(keys, KeyRing) else KeyRing(keys)
+    gate = TenantGate(max_tenant_requests)
 
     @asynccontextmanager
     async def lifespan(_: FastAPI) -> AsyncIterator[None]:
@@ -127,7 +137,9 @@ def create_app(
 
     bearer = HTTPBearer(auto_error=False, description="API key of one tenant")
 
-    def tenant(creds: Annotated[HTTPAuthorizationCredentials | None, Security(bearer)]) -> str:
+    async def tenant(  # async: it runs on the event loop, never waits for a worker thread
+        creds: Annotated[HTTPAuthorizationCredentials | None, Security(bearer)],
+    ) -> AsyncIterator[str]:
         found, admin = ring.lookup(creds.credentials) if creds is not None else (None, False)
         if found is None and admin:  # a valid key, but for the admin routes only
             raise HTTPException(403, "this API key is an admin key: it has no tenant")
@@ -135,7 +147,12 @@ def create_app(
             raise HTTPException(
                 401, "missing or unknown API key", headers={"WWW-Authenticate": "Bearer"}
             )
-        return found
+        try:
+            with gate.slot(found):
+                yield found
+        except GateFull as full:
+            detail = f"{full.limit} requests of this tenant are in flight: retry shortly"
+            raise HTTPException(429, detail, headers={"Retry-After": "1"}) from None
 
     Tenant = Annotated[str, Depends(tenant)]
 
@@ -257,12 +274,16 @@ def serve(
     host: str = "127.0.0.1",
     port: int = 8080,
     max_body_bytes: int = DEFAULT_MAX_BODY,
+    max_tenant_requests: int = DEFAULT_TENANT_REQUESTS,
 ) -> None:
     """Run the service with uvicorn (one worker) until interrupted."""
     import uvicorn
 
+    app = create_app(
+        memory, keys, max_body_bytes=max_body_bytes, max_tenant_requests=max_tenant_requests
+    )
     uvicorn.run(
-        create_app(memory, keys, max_body_bytes=max_body_bytes),
+        app,
         host=host,
         port=port,
         workers=1,

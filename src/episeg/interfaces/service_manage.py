@@ -28,7 +28,7 @@ still work for ids a path can carry.
 """
 
 # No `from __future__ import annotations`: FastAPI reads the annotations at runtime.
-from collections.abc import Callable
+from collections.abc import AsyncIterator, Callable
 from typing import Annotated, Any
 
 from fastapi import Depends, FastAPI, HTTPException, Query, Security
@@ -90,7 +90,7 @@ class TenantsOut(BaseModel):
 def add_manage_routes(
     app: FastAPI,
     memory: Memory,
-    tenant: Callable[..., str],
+    tenant: Callable[..., AsyncIterator[str]],
     ring: KeyRing,
     errors: dict[int | str, dict[str, Any]],
 ) -> None:

@@ -262,6 +262,7 @@ ERRORS: dict[int | str, dict[str, Any]] = {
         (401, "missing or unknown API key"),
         (403, "turn names another tenant"),
         (413, "request body too large"),
+        (429, "this tenant has too many requests in flight (see Retry-After)"),
         (503, "episode store unreachable, or the journal cannot write (see Retry-After)"),
     )
 }

@@ -31,7 +31,7 @@
 """
 
 # No `from __future__ import annotations`: FastAPI reads the annotations at runtime.
-from collections.abc import Callable
+from collections.abc import AsyncIterator, Callable
 from importlib import resources
 from typing import Annotated, Any
 
@@ -103,7 +103,7 @@ def _static(name: str) -> Response:
 def add_extra_routes(
     app: FastAPI,
     memory: Memory,
-    tenant: Callable[..., str],
+    tenant: Callable[..., AsyncIterator[str]],
     metrics: ServiceMetrics,
     errors: dict[int | str, dict[str, Any]],
 ) -> None:

@@ -21,7 +21,7 @@
 
 # No `from __future__ import annotations`: FastAPI reads the annotations at runtime.
 import itertools
-from collections.abc import Callable
+from collections.abc import AsyncIterator, Callable
 from typing import Annotated, Any
 
 from fastapi import Depends, FastAPI, Request
@@ -50,7 +50,7 @@ class ImportConflictOut(BaseModel):
 def add_transfer_routes(
     app: FastAPI,
     memory: Memory,
-    tenant: Callable[..., str],
+    tenant: Callable[..., AsyncIterator[str]],
     errors: dict[int | str, dict[str, Any]],
 ) -> None:
     """Add ``GET /v1/export`` and ``POST /v1/import`` to ``app`` (``tenant``: key -> tenant)."""

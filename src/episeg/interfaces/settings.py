@@ -41,6 +41,7 @@ Value error, kind 'openai' needs a model
 from __future__ import annotations
 
 import json
+import logging
 import os
 import tomllib
 from pathlib import Path
@@ -77,6 +78,7 @@ from episeg.typing import Judge, SalienceScorer
 __all__ = ["EpisegSettings", "LLMSettings", "load_settings"]
 
 CONFIG_ENV = "EPISEG_CONFIG"
+log = logging.getLogger("episeg.settings")
 DEFAULT_FILE = "episeg.toml"
 
 
@@ -107,12 +109,22 @@ class LLMSettings(BaseModel):
     api_key_env: str | None = Field(
         default=None, description="environment variable holding the API key"
     )
-    timeout: float = Field(default=10.0, gt=0, le=600)
+    timeout: Number = Field(default=10.0, gt=0, le=600)
 
     @model_validator(mode="after")
     def _needs_model(self) -> Self:
         if self.kind == "openai" and not self.model:
             raise ValueError("kind 'openai' needs a model")
+        given = [
+            n for n in ("model", "base_url", "api_key_env", "timeout") if n in self.model_fields_set
+        ]
+        if self.kind not in ("anthropic", "openai") and given:  # no LLM asked
+            if "kind" not in self.model_fields_set:  # the offline default: kind forgotten?
+                raise ValueError(
+                    f"{given} configure an LLM, but no kind names one (the default "
+                    f"{self.kind!r} asks none): set kind"
+                )
+            log.warning("kind %r asks no LLM: %s are not used", self.kind, given)
         return self
 
     def api_key(self) -> str | None:
@@ -190,7 +202,8 @@ class EpisegSettings(BaseSettings):
             embedding=EmbeddingConfig(backend=self.embedding_backend),
             intake=IntakeConfig(idle_timeout=self.idle_timeout),
             recall=RecallConfig(
-                warm_cache=self.recall.warm_cache, cache_episodes=self.recall.cache_episodes
+                warm_cache=self.recall.warm_cache,
+                cache_episodes=self.recall.cache_episodes,
             ),
             store=StoreConfig(sync_threshold=self.store.sync_threshold),
         )
@@ -222,17 +235,24 @@ class EpisegSettings(BaseSettings):
             return DEFAULT
         if s.kind == "none":
             return None
+        from episeg.judges._base import judge_retry
         from episeg.llm import AnthropicBackend, OpenAICompatibleBackend
         from episeg.salience import LLMSalienceScorer
 
+        # scoring runs inside observe and flush: a long Retry-After leaves the episode unscored
+        retry = judge_retry(None, s.timeout)
         if s.kind == "anthropic":
             extra: dict[str, Any] = {"model": s.model} if s.model else {}
             backend: Any = AnthropicBackend(
-                api_key=s.api_key(), base_url=s.base_url, timeout=s.timeout, **extra
+                api_key=s.api_key(), base_url=s.base_url, timeout=s.timeout, retry=retry, **extra
             )
         else:
             backend = OpenAICompatibleBackend(
-                model=s.model or "", api_key=s.api_key(), base_url=s.base_url, timeout=s.timeout
+                model=s.model or "",
+                api_key=s.api_key(),
+                base_url=s.base_url,
+                timeout=s.timeout,
+                retry=retry,
             )
         return LLMSalienceScorer(backend)
 

@@ -26,8 +26,9 @@ The SDKs' own retries are off (``max_retries=0``) so this is the one policy.
 
 from __future__ import annotations
 
+import dataclasses
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from typing import TypeVar
 
@@ -47,6 +48,7 @@ from episeg.llm._base import (
     parse_retry_after,
 )
 from episeg.llm._deadline import AttemptDeadlineExceeded
+from episeg.llm._scrub import scrub
 
 __all__ = [
     "Failure",
@@ -84,15 +86,19 @@ def run_with_retries(
     classify: Callable[[Exception], Failure | None],
     *,
     sleep: Callable[[float], None] = time.sleep,
+    secrets: Sequence[str | None] = (),
 ) -> T:
-    """Call ``attempt`` up to ``policy.attempts`` times; raise a typed error at the end.
+    r"""Call ``attempt`` up to ``policy.attempts`` times; raise a typed error at the end.
 
     ``classify`` returns ``None`` for exceptions it does not know; those
     propagate unchanged (a programming error should not look like an outage).
     ``JudgeError`` raised by ``attempt`` itself (a garbage reply) is logged and
     re-raised at once: a temperature-0 model repeats itself, so a retry here
     would only spend money; callers that want one (the salience scorer) retry.
+    Every message that leaves (logs, the raised error) is :func:`~._scrub.scrub`\ bed of
+    ``secrets`` (the backend's API key), key-shaped tokens and lone surrogates, and clipped.
     """
+    classify = _scrubbing(classify, secrets)
     backoff = wait_exponential_jitter(
         initial=policy.base_delay, max=policy.max_delay, jitter=policy.base_delay
     )
@@ -143,8 +149,11 @@ def run_with_retries(
     try:
         return retrying(attempt)
     except JudgeError as exc:
-        log.warning("%s: unusable reply: %s", name, exc)
-        raise
+        safe = scrub(str(exc), secrets)
+        log.warning("%s: unusable reply: %s", name, safe)
+        if safe == str(exc):
+            raise
+        raise _with_message(exc, safe) from exc
     except Exception as exc:
         failure = classify(exc)
         if failure is None:
@@ -162,6 +171,26 @@ def run_with_retries(
         elif failure.rejected:
             error_type = RequestRejectedError
         raise error_type(f"{name}: {failure.message} ({tries})") from exc
+
+
+def _scrubbing(
+    classify: Callable[[Exception], Failure | None], secrets: Sequence[str | None]
+) -> Callable[[Exception], Failure | None]:
+    def classified(exc: Exception) -> Failure | None:
+        failure = classify(exc)
+        if failure is None:
+            return None
+        return dataclasses.replace(failure, message=scrub(failure.message, secrets))
+
+    return classified
+
+
+def _with_message(exc: JudgeError, message: str) -> JudgeError:
+    """``exc``'s class with ``message`` (a ``JudgeError`` if that class takes other arguments)."""
+    try:
+        return type(exc)(message)
+    except TypeError:
+        return JudgeError(message)
 
 
 def classify_status(status: int, headers: object, detail: str) -> Failure:
@@ -196,6 +225,10 @@ def classify_local(exc: Exception) -> Failure | None:
         return Failure(f"request cannot be encoded: {exc}", retryable=False, unavailable=True)
     if isinstance(exc, RecursionError):
         return Failure("response body is nested too deeply", retryable=False, unavailable=False)
+    if isinstance(exc, ValueError) and "integer string conversion" in str(exc):
+        return Failure(
+            "response body holds a number too long to read", retryable=False, unavailable=False
+        )
     return None
 
 

@@ -95,6 +95,7 @@ class AnthropicBackend:
         if not key:
             raise ConfigError("no Anthropic API key: pass api_key= or set ANTHROPIC_API_KEY")
         check_api_key(key, "ANTHROPIC_API_KEY")
+        self._secrets = (key,)  # redacted from every error text (a server may echo it)
         check_base_url(base_url, "ANTHROPIC_BASE_URL")
         check_request_limits(model, timeout, max_tokens)
         if temperature is not None and not 0.0 <= temperature <= 1.0:
@@ -153,7 +154,7 @@ class AnthropicBackend:
             message = self._deadline.run(send)
             return read_reply(lambda: _tool_input(message, tool_name, schema, self._max_tokens))
 
-        return run_with_retries(self.name, self._retry, attempt, _classify)
+        return run_with_retries(self.name, self._retry, attempt, _classify, secrets=self._secrets)
 
 
 def _tool_input(

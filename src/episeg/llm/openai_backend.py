@@ -102,6 +102,7 @@ class OpenAICompatibleBackend:
                 "such as Ollama accept any non-empty string)"
             )
         check_api_key(key, "OPENAI_API_KEY")
+        self._secrets = (key,)  # redacted from every error text (a server may echo it)
         check_base_url(base_url, "OPENAI_BASE_URL")
         if structured not in STRUCTURED_MODES:
             raise ConfigError(
@@ -170,7 +171,7 @@ class OpenAICompatibleBackend:
             content = read_reply(lambda: _content(completion, self._max_tokens))
             return extract_json_object(content, schema)
 
-        return run_with_retries(self.name, self._retry, attempt, _classify)
+        return run_with_retries(self.name, self._retry, attempt, _classify, secrets=self._secrets)
 
 
 def _content(completion: Any, max_tokens: int) -> str:

@@ -39,6 +39,7 @@ from episeg.errors import (
     RequestRejectedError,
     ScoringError,
 )
+from episeg.judges._base import judge_retry
 from episeg.llm import (
     AnthropicBackend,
     OpenAICompatibleBackend,
@@ -148,7 +149,11 @@ class LLMSalienceScorer:
         """A scorer over a new :class:`~episeg.llm.AnthropicBackend`; ``kwargs`` as above."""
         return cls(
             AnthropicBackend(
-                model=model, api_key=api_key, base_url=base_url, timeout=timeout, retry=retry
+                model=model,
+                api_key=api_key,
+                base_url=base_url,
+                timeout=timeout,
+                retry=judge_retry(retry, timeout),  # on the ingest path, as a judge
             ),
             **kwargs,
         )
@@ -173,7 +178,7 @@ class LLMSalienceScorer:
                 base_url=base_url,
                 timeout=timeout,
                 structured=structured,
-                retry=retry,
+                retry=judge_retry(retry, timeout),  # on the ingest path, as a judge
             ),
             **kwargs,
         )

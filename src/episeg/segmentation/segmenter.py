@@ -1,17 +1,14 @@
 """The streaming and batch segmenter: five signals, one combiner.
 
-Per turn, cheapest first: agent marker, structural type, fixed window,
-semantic shift, gradual drift. The combiner (``combiner`` config section)
-then decides: by default the learned
-:class:`~episeg.segmentation.learned.LearnedPolicy` (the marker, a
-harness-supplied system-event and the window floor rule first; then the
-boundary model's logit, with the features that drove it in the verdict);
-``combiner.kind="layered"`` keeps the hand-set
-:class:`~episeg.segmentation.policy.BoundaryPolicy`. The prediction-error judge
-is asked only when the gate lets it (the combiner's uncertain band and/or the
-periodic cadence). Streaming (:meth:`Segmenter.observe`) and batch
-(:meth:`Segmenter.segment`, batched embeddings) run the same per-turn step, so
-they give the same boundaries.
+Per turn, cheapest first: agent marker, structural type, fixed window, semantic shift,
+gradual drift. The combiner (``combiner`` config section) then decides: by default the
+learned :class:`~episeg.segmentation.learned.LearnedPolicy` (the marker, a harness-supplied
+system-event and the window floor rule first; then the boundary model's logit, with the
+features that drove it in the verdict); ``combiner.kind="layered"`` keeps the hand-set
+:class:`~episeg.segmentation.policy.BoundaryPolicy`. The prediction-error judge is asked
+only when the gate lets it (the combiner's uncertain band and/or the periodic cadence).
+Streaming (:meth:`Segmenter.observe`) and batch (:meth:`Segmenter.segment`, batched
+embeddings) run the same per-turn step, so they give the same boundaries.
 
 >>> from episeg.testing import HashingEmbedder
 >>> from episeg.types import Turn
@@ -23,8 +20,7 @@ they give the same boundaries.
 >>> [len(e.turns) for e in seg.segment(turns)]
 [2, 2]
 
-Wrong arguments get a typed error naming them, as in :class:`~episeg.memory.Memory`
-(examples in :mod:`~episeg.segmentation.arguments`).
+Wrong arguments get a typed error naming them (:mod:`~episeg.segmentation.arguments`).
 """
 
 from __future__ import annotations
@@ -201,8 +197,12 @@ class Segmenter:
         """
         checkpoint, turns = arguments.check_replay(checkpoint, turns)
         tap = self.tap if judge_records is not None else None
-        with tap.replaying(judge_records or {}) if tap is not None else nullcontext():
-            return self._resume(checkpoint, turns, seen_ids=seen_ids, last_ts=last_ts)
+        counted = dict(self._counters)  # a replay redoes counted work: the stats stay as they are
+        try:
+            with tap.replaying(judge_records or {}) if tap is not None else nullcontext():
+                return self._resume(checkpoint, turns, seen_ids=seen_ids, last_ts=last_ts)
+        finally:
+            self._counters.update(counted)
 
     def _resume(
         self,

@@ -65,7 +65,8 @@ class JudgeTap:
         try:
             answer = self.inner.judge(summary, recent, turn)
         except Exception as exc:  # any failure (the prediction signal abstains on each)
-            self._recorded[key] = json.dumps({"error": str(exc)}, ensure_ascii=False)
+            # ASCII: a judge's error text may hold a lone surrogate, which no journal can write
+            self._recorded[key] = json.dumps({"error": str(exc)[:2000]}, ensure_ascii=True)
             raise
         self._recorded[key] = json.dumps(
             {"decision": answer.decision.value, "summary": answer.summary, "reason": answer.reason},
