@@ -118,6 +118,14 @@ class RecallConfig(_Section):
         Decoded episodes kept in memory per tenant
         (:mod:`episeg.recall.episode_cache`); a hit found there is not read
         from the store. 0 switches the cache off.
+    count_summaries : bool, default False
+        Whether ``max_words`` also counts what a hit carries besides its turns:
+        its summary's words and its two dates (start and end) for each episode
+        returned. By default only turn words count (the summary is metadata a
+        caller may drop); with it the whole answer fits the budget. On LoCoMo dev
+        the default's lead over a BM25 + cosine hybrid at a matched budget comes
+        from that uncounted text (docs/RESULTS.md, "What recall returns beyond
+        its turns").
     warm_cache : bool, default False
         Fill that cache with the tenant's episodes when its recall index is
         built or loaded (:mod:`episeg.recall.resident`). With
@@ -140,6 +148,7 @@ class RecallConfig(_Section):
     overlap_reads: bool = True
     cache_episodes: int = 256
     warm_cache: bool = False
+    count_summaries: bool = False
 
     def __post_init__(self) -> None:
         object.__setattr__(self, "weights", _triple(self.section, "weights", self.weights))
@@ -152,7 +161,7 @@ class RecallConfig(_Section):
         _num(self.section, "recency_base", self.recency_base, 0.0, 1.0, low_open=True)
         _int(self.section, "candidates", self.candidates)
         _int(self.section, "cache_episodes", self.cache_episodes, low=0)
-        for name in ("overlap_reads", "warm_cache"):
+        for name in ("overlap_reads", "warm_cache", "count_summaries"):
             if not isinstance(getattr(self, name), bool):
                 raise _fail(self.section, name, "true or false", getattr(self, name))
 

@@ -20,6 +20,7 @@ variable's text is read as JSON first. A file that is not UTF-8 TOML is a
     [recall]
     warm_cache = false                  # true: keep each tenant's episodes decoded in memory
     cache_episodes = 256                # per tenant (docs/DEPLOYMENT.md, large tenants)
+    count_summaries = false             # true: max_words also counts summaries and dates
     [store]
     sync_threshold = 1                  # writes per vector-index persist (docs/DEPLOYMENT.md)
     [judge]
@@ -146,11 +147,12 @@ class ScorerSettings(LLMSettings):
 
 
 class RecallSettings(BaseModel):
-    """``[recall]``: the episode cache (:class:`~episeg.config.RecallConfig`)."""
+    """``[recall]``: the episode cache and the budget (:class:`~episeg.config.RecallConfig`)."""
 
     model_config = ConfigDict(extra="forbid", frozen=True)
     warm_cache: Bool = False
     cache_episodes: Int = Field(default=256, ge=0)
+    count_summaries: Bool = False
 
 
 class StoreSettings(BaseModel):
@@ -204,6 +206,7 @@ class EpisegSettings(BaseSettings):
             recall=RecallConfig(
                 warm_cache=self.recall.warm_cache,
                 cache_episodes=self.recall.cache_episodes,
+                count_summaries=self.recall.count_summaries,
             ),
             store=StoreConfig(sync_threshold=self.store.sync_threshold),
         )

@@ -29,7 +29,8 @@ __all__ = ["EpisodeCard", "with_state"]
 class EpisodeCard:
     """What recall knows about one episode without reading it from the store.
 
-    ``words`` holds each turn's word count (whitespace-separated tokens).
+    ``words`` holds each turn's word count (whitespace-separated tokens),
+    ``summary_words`` the summary's (what a hit carries besides its turns).
     """
 
     id: str
@@ -43,6 +44,7 @@ class EpisodeCard:
     recall_count: int
     archived: bool
     metadata: Mapping[str, MetaScalar] = field(default_factory=dict, hash=False)
+    summary_words: int = 0
 
     @property
     def n_turns(self) -> int:
@@ -63,6 +65,7 @@ class EpisodeCard:
             recall_count=ep.recall_count,
             archived=ep.archived,
             metadata=ep.metadata,
+            summary_words=len(ep.summary.split()),
         )
 
 

@@ -21,8 +21,8 @@ evidence recall; they always break ties between equal relevance.
 
 The ranked turns are then taken best first, skipping any turn that no longer
 fits ``max_words`` (words = whitespace-separated tokens of the turn texts
-returned; summaries and dates are not counted), for at most ``k`` episodes,
-and grouped by episode: each :class:`RecallHit` carries the episode (id,
+returned; summaries and dates are not counted unless ``count_summaries``), for
+at most ``k`` episodes, and grouped by episode: each :class:`RecallHit` carries the episode (id,
 ISO start/end, summary) and its matched turns in conversation order.
 ``expand="episode"`` returns whole episodes instead (best first, each only if
 it fits), ``context=n`` adds up to ``n`` turns on each side of a matched
@@ -158,7 +158,15 @@ class HierarchicalRecaller:
             now=float(self._clock()),
             n_lists=3 if text else 1,
         )
-        chosen = select(ranked, index.cards, k, max_words, expand, context)
+        chosen = select(
+            ranked,
+            index.cards,
+            k,
+            max_words,
+            expand,
+            context,
+            count_summaries=self.params.count_summaries,
+        )
         if not chosen:
             return []
         # through the store's cache of recently returned episodes (valid while their cards are)

@@ -89,11 +89,15 @@ def select(
     max_words: int | None,
     expand: Expand,
     context: int,
+    *,
+    count_summaries: bool = False,
 ) -> Chosen:
     """The turns to return, per episode, within ``k`` episodes and ``max_words``.
 
     An episode deleted since :func:`rank` (its card gone) is skipped; one
-    replaced by a shorter version keeps only positions it still has.
+    replaced by a shorter version keeps only positions it still has. With
+    ``count_summaries`` an episode's first turn chosen also spends its summary's
+    words and 2 for its dates.
     """
     budget = math.inf if max_words is None else float(max_words)
     chosen: Chosen = {}
@@ -113,6 +117,8 @@ def select(
             have = chosen[episode_id][2] if episode_id in chosen else {}
             span = turn_span(words, pos, context, have, budget - used)
         need = sum(words[q] for q in span)
+        if count_summaries and episode_id not in chosen:
+            need += card.summary_words + 2
         if not span or used + need > budget:
             continue
         used += need
