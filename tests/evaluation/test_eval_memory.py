@@ -209,12 +209,12 @@ def test_cut_scores_episegs_ranked_output_too_and_records_the_rule(
     names = [m["name"] for m in result["methods"]]
     assert result["packing"] == "cut" and names[:2] == [
         "episeg Memory.recall (defaults)",
-        "episeg Memory.recall (defaults, ranked, cut)",
+        "episeg Memory.recall (defaults, hits in episode order, cut)",
     ]
     fill = run_memory_eval(
         data, budgets=(10, 40), rounds=20, workdir=tmp_path, ablation=False, packing="fill"
     )
-    assert fill["packing"] == "fill" and "ranked, cut" not in str(fill["methods"])
+    assert fill["packing"] == "fill" and "episode order, cut" not in str(fill["methods"])
 
 
 @pytest.mark.slow

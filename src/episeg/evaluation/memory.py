@@ -12,9 +12,10 @@ order and cut at the last whole turn that fits B words (``packing="cut"``, the
 LoCoMo README's rule and the default), or with ``packing="fill"`` a turn that
 does not fit is skipped and later, shorter ones may still fill the budget (the
 rule of every figure before 2026-12-07). The rule is the same for every method.
-``Memory.recall(max_words=B)`` packs by "fill" itself, so under "cut" episeg is
-also scored the way the baselines are: its ranked turns without ``max_words``
-(``k=50``), cut (the row "ranked, cut").
+``Memory.recall(max_words=B)`` packs by "fill" itself; under "cut" the row "hits in
+episode order, cut" also scores ``Memory.recall(k=50)`` without ``max_words``, cut:
+its hits best first, each hit's turns in conversation order (not episeg's turn
+ranking, which ``max_words`` packs).
 Words = whitespace-separated tokens of the returned turn texts
 (``"Speaker: text [shares a photo: caption]"``); summaries and dates that a
 hit carries are not counted. A question's score is the share of its evidence
@@ -190,10 +191,10 @@ def run_memory_eval(
             methods.setdefault(name, MethodScores(name)).add(
                 q.category, q.evidence, by_budget, corpus.words, units
             )
-            if packing == "cut":  # episeg's ranked output, cut like every baseline's
+            if packing == "cut":  # episeg's hits in episode order, cut like every baseline's
                 ranked_ids = _hit_ids(memory.recall(conv.id, q.text, k=HIT_LIMIT))
                 cut_by = {b: fit(ranked_ids, corpus.words, b) for b in budgets}
-                label = f"{name[: -len(')')]}, ranked, cut)"
+                label = f"{name[: -len(')')]}, hits in episode order, cut)"
                 methods.setdefault(label, MethodScores(label)).add(
                     q.category, q.evidence, cut_by, corpus.words, units
                 )
