@@ -17,6 +17,7 @@ callers that know nothing of episeg catch it too)::
         JudgeError                              a judge gave no usable answer
             RequestRejectedError                ... the server refused the request itself (4xx)
         ScoringError                            a salience scorer gave no usable score
+        EmbeddingError [ValueError]             the embedder returned unusable vectors
         StoreError                              the store rejected an operation
             EpisodeNotFoundError [LookupError]  ... no such episode for this tenant
         EpisodeEditError [ValueError]           an edit of a stored episode is malformed
@@ -45,6 +46,7 @@ __all__ = [
     "BackendUnavailableError",
     "BackendUnavailableJudgeError",
     "ConfigError",
+    "EmbeddingError",
     "EpisegError",
     "EpisodeEditError",
     "EpisodeNotFoundError",
@@ -168,6 +170,11 @@ class RequestRejectedError(JudgeError):
 
 class ScoringError(EpisegError):
     """A salience scorer failed to give a usable 1-10 integer."""
+
+
+class EmbeddingError(EpisegError, ValueError):
+    """The embedder returned vectors episeg cannot use: not one finite row per text, or of
+    another dimension than the session's earlier ones (the turn was not accepted)."""
 
 
 class StoreError(EpisegError):

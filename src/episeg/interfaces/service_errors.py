@@ -11,6 +11,8 @@ malformed body / turn         422     FastAPI's ``{"detail": [{"loc", "msg", "ty
 ``BackendUnavailableError``   503     the store (or a model server) is unreachable
 ``JournalError``              503     not accepted (disk full, I/O error): re-send
                                       after ``Retry-After`` seconds
+``EmbeddingError``            500     the service's embedder gave unusable vectors:
+                                      the turn was not accepted
 other ``EpisegError``         400     refused; the message says why
 ============================  ======  ==============================================
 
@@ -48,6 +50,7 @@ from starlette.exceptions import HTTPException
 
 from episeg.errors import (
     BackendUnavailableError,
+    EmbeddingError,
     EpisegError,
     JournalError,
     TenantError,
@@ -188,4 +191,5 @@ def install_error_handlers(app: FastAPI, health: JournalHealth) -> None:
     app.add_exception_handler(JournalError, journal)
     app.add_exception_handler(TenantError, plain(403))
     app.add_exception_handler(BackendUnavailableError, plain(503))
+    app.add_exception_handler(EmbeddingError, plain(500))  # the server's fault, not the input's
     app.add_exception_handler(EpisegError, plain(400))

@@ -52,7 +52,7 @@ from typing import TypeVar
 import numpy as np
 
 from episeg.config import EpisegConfig
-from episeg.errors import ArgumentError, ConfigError, TurnValidationError
+from episeg.errors import ArgumentError, ConfigError, EmbeddingError, TurnValidationError
 from episeg.segmentation.checkpoint import SessionCheckpoint
 from episeg.segmentation.signals.factory import ALL_SIGNALS
 from episeg.types import SignalName, Turn
@@ -112,6 +112,29 @@ def known_session(
             "(observe one of its turns, or resume it, first)"
         )
     return sessions[key]
+
+
+def check_vectors(vectors: object, texts: int, dim: int | None) -> np.ndarray:
+    """The embedder's answer for ``texts`` texts as a float array, or :class:`EmbeddingError`.
+
+    One finite row per text, all of ``dim`` numbers when the segmenter has seen vectors
+    before (a NaN vector would otherwise be accepted, then refused when its episode is
+    recorded, every time, and the episode could never be closed).
+    """
+    try:
+        array = np.asarray(vectors, dtype=np.float64)
+    except (TypeError, ValueError) as exc:
+        raise EmbeddingError(f"the embedder returned no array of numbers: {exc}") from None
+    if array.ndim != 2 or array.shape[0] != texts or array.shape[1] < 1:
+        raise EmbeddingError(f"the embedder returned shape {array.shape} for {texts} text(s)")
+    if dim is not None and array.shape[1] != dim:
+        raise EmbeddingError(
+            f"the embedder returned {array.shape[1]} numbers per text; this segmenter's "
+            f"sessions hold vectors of {dim} (was the embedder changed under open sessions?)"
+        )
+    if not np.isfinite(array).all():
+        raise EmbeddingError("the embedder returned a vector with NaN or infinite values")
+    return np.asarray(vectors)
 
 
 def check_replay(

@@ -64,13 +64,10 @@ class Segmenter:
     embedder
         Any :class:`Embedder`; default the bundled MiniLM (loaded once).
     judge
-        Prediction-error judge; ``None`` disables signal 3. It is wrapped in a
-        :class:`~episeg.segmentation.tap.JudgeTap` (:attr:`tap`) that records each
-        answer for :attr:`Step.judge_record` and replays recorded answers in
-        :meth:`resume`.
+        Prediction-error judge; ``None`` disables signal 3. Wrapped in a ``JudgeTap``
+        (:attr:`tap`): it records each answer (:attr:`Step.judge_record`) for :meth:`resume`.
     signals
-        Names to enable, from ``ALL_SIGNALS`` (a collection, not one string);
-        default all that are possible.
+        Names to enable from ``ALL_SIGNALS`` (a collection); default all that are possible.
     keep_trace
         Record a :class:`TurnTrace` per turn in :attr:`trace`.
     """
@@ -93,6 +90,7 @@ class Segmenter:
         self.trace: list[TurnTrace] | None = [] if keep_trace else None
         self._sessions: dict[tuple[str, str], SessionState] = {}
         self._counters: dict[str, int] = {}  # the decider fills in every counter
+        self._dim: int | None = None  # the vectors' length, from the first embedding
         self._decider = TurnDecider(
             self.config,
             enabled=self.signals,
@@ -142,9 +140,8 @@ class Segmenter:
     def preview(self, turns: Sequence[Turn]) -> list[bool]:
         """Check ``turns`` as :meth:`observe` would, in order, changing nothing.
 
-        Returns, per turn, ``False`` if it would be skipped as a duplicate id.
-        Raises the ``TurnValidationError`` the first refused turn would raise,
-        so a caller can refuse a whole batch before any of it is observed.
+        Per turn ``False`` if it would be skipped as a duplicate id; raises the
+        ``TurnValidationError`` of the first refused turn (refuse a batch whole).
         """
         known = {key: state.intake for key, state in self._sessions.items()}
         turns = arguments.check_turns(turns, "preview")
@@ -187,13 +184,11 @@ class Segmenter:
     ) -> list[Episode]:
         """Rebuild a session from its checkpoint and open turns (as given, ids set).
 
-        ``seen_ids`` may map each id to its recorded fingerprint (same id,
-        other content: a conflict, see :mod:`~episeg.segmentation.intake`).
-
-        Turns are not re-embedded: each comes with its recorded embedding. With
-        ``judge_records`` (turn id -> :attr:`Step.judge_record`) the judge answers
-        from them and is never called. Returns the episodes the replay closed
-        (none when it is deterministic).
+        ``seen_ids`` may map each id to its recorded fingerprint (same id, other
+        content: a conflict, see :mod:`~episeg.segmentation.intake`). Turns are not
+        re-embedded: each comes with its recorded embedding. With ``judge_records``
+        (turn id -> :attr:`Step.judge_record`) the judge answers from them and is never
+        called. Returns the episodes the replay closed (none when it is deterministic).
         """
         checkpoint, turns = arguments.check_replay(checkpoint, turns)
         tap = self.tap if judge_records is not None else None
@@ -216,6 +211,7 @@ class Segmenter:
         state = self._sessions[key] = self._decider.fresh(checkpoint.user, checkpoint.session)
         state.intake.seq, state.positions = checkpoint.seq, checkpoint.position
         state.intake.remember(seen_ids, skip=[t.id for t, _ in turns])
+        self._dim = self._dim or (len(turns[0][1]) if turns else None)
         closed: list[Episode] = []
         for n, (turn, vector) in enumerate(turns):
             prepared = state.intake.accept(turn, max_turn_chars=sys.maxsize)  # taken once: no limit
@@ -275,10 +271,14 @@ class Segmenter:
         return state
 
     def _embed(self, texts: list[str]) -> np.ndarray:
+        if not texts:
+            return np.zeros((0, 1))
         limit = self.config.embedding.max_chars
-        vectors = self.embedder.embed([t[:limit] for t in texts]) if texts else np.zeros((0, 1))
+        raw = self.embedder.embed([t[:limit] for t in texts])
         self._counters["embed_calls"] += len(texts)
-        self._counters["embed_batches"] += 1 if texts else 0
+        self._counters["embed_batches"] += 1
+        vectors = arguments.check_vectors(raw, len(texts), self._dim)  # finite, one dimension
+        self._dim = vectors.shape[1]
         return vectors
 
     def _take_back(
