@@ -36,9 +36,7 @@ def _everything(hits: list[RecallHit]) -> int:
 
 
 @pytest.mark.parametrize("budget", [25, 40, 60])
-def test_the_whole_answer_fits_the_budget_when_summaries_count(
-    tmp_path: Path, budget: int
-) -> None:
+def test_the_whole_answer_fits_the_budget_when_summaries_count(tmp_path: Path, budget: int) -> None:
     answers = {}
     for count in (False, True):
         memory = _memory(tmp_path / str(count), count)
