@@ -180,14 +180,24 @@ def test_a_huge_integer_in_a_reply_is_a_typed_error() -> None:
 
 def test_settings_refuse_a_bool_timeout_and_llm_fields_without_an_llm() -> None:
     with pytest.raises(ValidationError, match="valid number"):
-        EpisegSettings(judge={"kind": "openai", "model": "m", "timeout": True})
+        EpisegSettings.model_validate({"judge": {"kind": "openai", "model": "m", "timeout": True}})
     with pytest.raises(ValidationError, match="no kind names one"):
-        EpisegSettings(scorer={"model": "gpt-4o"})
+        EpisegSettings.model_validate({"scorer": {"model": "gpt-4o"}})
     with pytest.raises(ValidationError, match="no kind names one"):
-        EpisegSettings(judge={"api_key_env": "NOPE", "timeout": 3})
+        EpisegSettings.model_validate({"judge": {"api_key_env": "NOPE", "timeout": 3}})
     # a kind given on purpose (e.g. EPISEG_JUDGE__KIND=none over a file's LLM) is obeyed, logged
-    assert EpisegSettings(judge={"kind": "none", "base_url": "http://x"}).build_judge() is None
-    assert EpisegSettings(judge={"kind": "openai", "model": "m", "timeout": 3}).judge.timeout == 3
+    assert (
+        EpisegSettings.model_validate(
+            {"judge": {"kind": "none", "base_url": "http://x"}}
+        ).build_judge()
+        is None
+    )
+    assert (
+        EpisegSettings.model_validate(
+            {"judge": {"kind": "openai", "model": "m", "timeout": 3}}
+        ).judge.timeout
+        == 3
+    )
 
 
 class _SurrogateJudge:

@@ -23,6 +23,7 @@ from chromadb.api.shared_system_client import SharedSystemClient
 from episeg.errors import ExportFormatError, StoreError
 from episeg.memory import Memory
 from episeg.store import turns as turn_rows
+from episeg.store.collection import ChromaEpisodeStore
 from episeg.store.scrub import Layout
 from episeg.store.turns import turn_collection_name
 from episeg.testing import HashingEmbedder
@@ -65,7 +66,9 @@ def test_a_forget_that_failed_between_the_two_deletes_is_finished_by_a_retry(
     report = memory.forget("alice", episode=secret)  # "call again: erasure is idempotent"
     assert report.episodes == (secret,) and report.missing == ()
     assert all(h.episode.id != secret for h in memory.recall("alice", "vault code 4711", k=5))
-    rows = memory.store("alice").inner.query_turns(np.ones(64, dtype=np.float32), 10)
+    inner = memory.store("alice").inner
+    assert isinstance(inner, ChromaEpisodeStore)
+    rows = inner.query_turns(np.ones(64, dtype=np.float32), 10)
     assert secret not in {r.episode_id for r in rows}
     memory.close()
     assert files_with(tmp_path, "4711", unused_slots=False) == []
