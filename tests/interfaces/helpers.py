@@ -5,7 +5,10 @@ from __future__ import annotations
 
 import threading
 import time
+from collections.abc import Iterator
+from contextlib import contextmanager
 from pathlib import Path
+from typing import Any
 
 import httpx
 import uvicorn
@@ -23,6 +26,7 @@ __all__ = [
     "InProcessServer",
     "LiveServer",
     "free_port",
+    "live_memory",
 ]
 
 SAMPLE = Path(__file__).resolve().parents[2] / "src/episeg/data/sample_conversation.jsonl"
@@ -74,3 +78,20 @@ class InProcessServer:
 
     def stop(self) -> None:
         """Nothing to stop: each ``with client(...)`` block ran the app's lifespan itself."""
+
+
+@contextmanager
+def live_memory(path: Path, **app: Any) -> Iterator[tuple[LiveServer, Any]]:
+    """A ``Memory`` on ``path`` (hashing embedder) served by uvicorn to :data:`KEYS`;
+    ``app`` goes to ``create_app``. Stops the server and closes the memory after."""
+    from episeg.interfaces.runtime import open_memory
+    from episeg.interfaces.service import create_app
+    from episeg.testing import HashingEmbedder
+
+    memory = open_memory(path, embedder=HashingEmbedder(dim=64))
+    server = LiveServer(create_app(memory, KEYS, **app))
+    try:
+        yield server, memory
+    finally:
+        server.stop()
+        memory.close()

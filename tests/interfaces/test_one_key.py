@@ -14,23 +14,17 @@ from pathlib import Path
 import httpx
 import pytest
 
-from episeg.interfaces.runtime import open_memory
-from episeg.interfaces.service import create_app
-from episeg.testing import HashingEmbedder
 from episeg.testing.services import HAProxy
 from tests.benchmarks.test_proxy_bench import _answering_backend, _require_haproxy
-from tests.interfaces.helpers import KEY_A, KEY_B, KEYS, LiveServer
+from tests.interfaces.helpers import KEY_A, KEY_B, LiveServer, live_memory
 
 TWO_KEYS = [("Authorization", f"Bearer {KEY_A}"), ("Authorization", f"Bearer {KEY_B}")]
 
 
 @pytest.fixture
 def server(tmp_path: Path) -> Iterator[LiveServer]:
-    memory = open_memory(tmp_path, embedder=HashingEmbedder(dim=64))
-    served = LiveServer(create_app(memory, KEYS))
-    yield served
-    served.stop()
-    memory.close()
+    with live_memory(tmp_path) as (served, _):
+        yield served
 
 
 def test_the_service_refuses_two_authorization_headers(server: LiveServer) -> None:

@@ -20,7 +20,7 @@ from episeg.interfaces.service_depth import MAX_JSON_DEPTH, nesting_depth
 from episeg.interfaces.service_errors import CUT, MAX_ECHO_DEPTH, json_safe
 from episeg.memory import Memory
 from episeg.testing import HashingEmbedder
-from tests.interfaces.helpers import KEY_A, KEYS, LiveServer
+from tests.interfaces.helpers import KEY_A, KEYS, LiveServer, live_memory
 
 JSON = {"content-type": "application/json"}
 
@@ -140,11 +140,8 @@ class TestHelpers:
 
 @pytest.fixture
 def plain_app(tmp_path: Path) -> Iterator[LiveServer]:
-    memory = open_memory(tmp_path, embedder=HashingEmbedder(dim=64))
-    server = LiveServer(create_app(memory, KEYS))
-    yield server
-    server.stop()
-    memory.close()
+    with live_memory(tmp_path) as (server, _):
+        yield server
 
 
 def test_a_body_that_is_not_json_is_not_scanned(plain_app: LiveServer) -> None:

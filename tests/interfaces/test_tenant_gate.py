@@ -16,21 +16,15 @@ import httpx
 import pytest
 
 from episeg.errors import ConfigError
-from episeg.interfaces.runtime import open_memory
-from episeg.interfaces.service import create_app
 from episeg.interfaces.service_gate import TenantGate
 from episeg.memory import Memory
-from episeg.testing import HashingEmbedder
-from tests.interfaces.helpers import KEY_A, KEY_B, KEYS, LiveServer
+from tests.interfaces.helpers import KEY_A, KEY_B, LiveServer, live_memory
 
 
 @pytest.fixture
 def served(tmp_path: Path) -> Iterator[tuple[LiveServer, Memory]]:
-    memory = open_memory(tmp_path, embedder=HashingEmbedder(dim=64))
-    server = LiveServer(create_app(memory, KEYS, max_tenant_requests=2))
-    yield server, memory
-    server.stop()
-    memory.close()
+    with live_memory(tmp_path, max_tenant_requests=2) as pair:
+        yield pair
 
 
 def test_a_busy_tenant_gets_429_and_leaves_threads_to_others(
