@@ -43,7 +43,6 @@ from episeg.recall.open_corpus import OpenVersion
 from episeg.recall.open_segments import OpenCorpus, OpenSegment, merge_open, score_open
 from episeg.segmentation.episode import episode_id
 from episeg.segmentation.signals.marker import scan_markers
-from episeg.store.tenants import validate_tenant
 from episeg.types import Actor, Turn
 from episeg.typing import Embedder
 
@@ -82,10 +81,15 @@ def pending_segments(
     """
     out = []
     for episode in journal.pending(user):
-        if not episode.turns:
+        if not episode.turns or episode.archived:  # the store's recall would not return it
             continue
         vectors = np.asarray(embed([t.text for t in episode.turns]), dtype=np.float32)
-        out.append(OpenSegment(episode.id, user, episode.session, episode.turns, vectors))
+        span = (episode.opened_at, episode.closed_at)  # store_episodes may give it wider times
+        out.append(
+            OpenSegment(
+                episode.id, user, episode.session, episode.turns, vectors, episode.metadata, span
+            )
+        )
     return out
 
 
@@ -114,6 +118,7 @@ class OpenRecall:
         hits: list[RecallHit],
         k: int,
         *,
+        corpus: OpenCorpus,
         max_words: int | None,
         session: str | None,
         since: float | None,
@@ -123,13 +128,13 @@ class OpenRecall:
         expand: Expand | str,
         context: int,
     ) -> list[RecallHit]:
-        """``hits`` (stored, best first) with ``user``'s matching open segments merged in.
+        """``hits`` (stored, best first) with ``corpus``'s matching open segments merged in.
 
+        ``corpus`` is :meth:`_open_corpus`, read *before* the stored hits (see there).
         ``vector`` is ``query``'s embedding, computed once for both. They are
         ranked with the same scoring and share ``k`` and ``max_words`` with the
         stored episodes (:mod:`episeg.recall.open_segments`).
         """
-        corpus = self._open_corpus(validate_tenant(user))
         if not corpus.segments:
             return hits
         opened = score_open(
@@ -148,19 +153,31 @@ class OpenRecall:
             opened = [o for o in opened if o.score >= min_score]
         stored = {hit.episode.id for hit in hits}  # an outbox episode stored meanwhile: once
         opened = [o for o in opened if o.segment.id not in stored]
-        return merge_open(hits, opened, k, max_words, expand=expand, context=context)
+        counted = self._recaller(user).params.count_summaries
+        return merge_open(
+            hits, opened, k, max_words, expand=expand, context=context, count_summaries=counted
+        )
 
     def _open_corpus(self, tenant: str) -> OpenCorpus:
-        """``tenant``'s open and outbox segments and indexes, rebuilt only when they changed."""
+        """``tenant``'s open and outbox segments and indexes, rebuilt only when they changed.
+
+        Read before the store, open turns before the outbox: an episode moves from
+        the open turns to the outbox to the store, so one flushed during a recall is
+        read in one of the three places, never in none (F186). The answer is kept
+        only under a journal version that did not change while it was read (F187).
+        """
         with self._lock:
             drops = self._drops.get(tenant, 0)
-        version = (self.journal.open_version(tenant), self.journal.pending_version(tenant))
+        version = self._journal_version(tenant)
         found = self._open_corpora.get(tenant)
         if found is not None and found[0] == version:
             return found[1]
-        pending = pending_segments(self.journal, tenant, self.embedder.embed)
-        corpus = OpenCorpus([*open_segments(self.journal, tenant), *pending])
+        opened = open_segments(self.journal, tenant)
+        corpus = OpenCorpus([*opened, *pending_segments(self.journal, tenant, self.embedder.embed)])
         with self._lock:  # an erasure since the read: serve this answer, keep no text of it
-            if self._drops.get(tenant, 0) == drops:
+            if self._drops.get(tenant, 0) == drops and self._journal_version(tenant) == version:
                 self._open_corpora[tenant] = (version, corpus)
         return corpus
+
+    def _journal_version(self, tenant: str) -> OpenVersion:
+        return (self.journal.open_version(tenant), self.journal.pending_version(tenant))

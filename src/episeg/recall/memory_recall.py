@@ -76,6 +76,8 @@ class MemoryRecall:
             **options: Any,
         ) -> list[RecallHit]: ...
 
+        def _open_corpus(self, tenant: str) -> Any: ...
+
     def store(self, user: str) -> IndexedStore:
         """The store bound to ``user``'s tenant (created on first use).
 
@@ -177,6 +179,9 @@ class MemoryRecall:
         wanted = None if metadata is None else validate_metadata(metadata, what="metadata filter")
         # One query vector serves the stored episodes and the open segments.
         vector = np.asarray(self.embedder.embed([query])[0], dtype=np.float32)
+        # open turns, then the outbox, then the store: an episode moves that way, so one
+        # flushed meanwhile is read in one of the three places (F186)
+        corpus = self._open_corpus(validate_tenant(user))
         hits = self._healing(
             user,
             lambda: self._recaller(user).recall(
@@ -201,6 +206,7 @@ class MemoryRecall:
             vector,
             hits,
             k,
+            corpus=corpus,
             max_words=max_words,
             session=session,
             since=since,

@@ -16,12 +16,13 @@ stored hits).
 from __future__ import annotations
 
 import threading
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 
 import numpy as np
 
 from episeg.recall.lexical import LexicalIndex
+from episeg.store.usermeta import MetaScalar, matches
 from episeg.types import Turn
 
 __all__ = ["Key", "OpenCorpus", "OpenHit", "OpenSegment", "OpenVersion"]
@@ -33,28 +34,42 @@ OpenVersion = tuple[tuple[int, int], tuple[int, int]]
 
 @dataclass(frozen=True, slots=True)
 class OpenSegment:
-    """One session's open turns (as stored: markers stripped) and their embeddings."""
+    """One session's open turns (as stored: markers stripped) and their embeddings.
+
+    An episode waiting in the outbox is a segment too, with its user ``metadata``
+    (open turns have none) and its own ``span`` (start, end) when it was given one.
+    """
 
     id: str
     user: str
     session: str
     turns: tuple[Turn, ...]
     vectors: np.ndarray
+    metadata: Mapping[str, MetaScalar] = field(default_factory=dict)
+    span: tuple[float, float] | None = None
 
     @property
     def opened_at(self) -> float:
-        return self.turns[0].ts
+        return self.turns[0].ts if self.span is None else self.span[0]
 
     @property
     def closed_at(self) -> float:
-        return self.turns[-1].ts
+        return self.turns[-1].ts if self.span is None else self.span[1]
 
-    def allowed(self, *, session: str | None, since: float | None, until: float | None) -> bool:
-        """Whether a recall's session / time filter keeps this segment."""
+    def allowed(
+        self,
+        *,
+        session: str | None,
+        since: float | None,
+        until: float | None,
+        metadata: Mapping[str, MetaScalar] | None = None,
+    ) -> bool:
+        """Whether a recall's session / time / metadata filter keeps this segment."""
         return (
             (session is None or self.session == session)
             and (since is None or self.closed_at >= since)
             and (until is None or self.opened_at <= until)
+            and (not metadata or matches(self.metadata, metadata))
         )
 
 

@@ -16,7 +16,8 @@ the stored hits', since an open segment has no salience yet) then follow
 :func:`episeg.recall.ranking.rank`. A hit of an open segment has ``open=True``;
 its id is the id the episode will be stored under when it closes. Filters: an
 open segment is kept by ``session`` and ``since``/``until`` like an episode;
-it has no user metadata, so a ``metadata`` filter excludes it.
+open turns have no user metadata, so a ``metadata`` filter excludes them (an
+episode waiting in the outbox is filtered by its own).
 
 The data (:class:`OpenSegment`, :class:`OpenCorpus`, :class:`OpenHit`) is in
 :mod:`episeg.recall.open_corpus`.
@@ -28,6 +29,7 @@ import math
 import statistics
 from collections import defaultdict
 from collections.abc import Mapping, Sequence
+from typing import cast
 
 import numpy as np
 
@@ -36,6 +38,7 @@ from episeg.recall.hierarchical import HierarchicalRecaller
 from episeg.recall.hits import Expand, RecallHit, turn_span
 from episeg.recall.open_corpus import Key, OpenCorpus, OpenHit, OpenSegment
 from episeg.recall.window import RecallWindow
+from episeg.store.usermeta import MetaScalar
 from episeg.types import Episode
 
 __all__ = ["OpenCorpus", "OpenHit", "OpenSegment", "merge_open", "score_open"]
@@ -56,12 +59,13 @@ def score_open(
 ) -> list[OpenHit]:
     """The open segments matching the query, scored as the stored turns are."""
     corpus = segments if isinstance(segments, OpenCorpus) else OpenCorpus(segments)
+    wanted = cast("Mapping[str, MetaScalar] | None", metadata)
     keep = {
         n
         for n, s in enumerate(corpus.segments)
-        if s.allowed(session=session, since=since, until=until)
+        if s.allowed(session=session, since=since, until=until, metadata=wanted)
     }
-    if metadata or not keep:
+    if not keep:
         return []
     p, index = recaller.params, recaller.store.index
     window = RecallWindow(index.cards, session, since, until)
@@ -134,13 +138,15 @@ def merge_open(
     *,
     expand: Expand | str = Expand.TURNS,
     context: int = 0,
+    count_summaries: bool = False,
 ) -> list[RecallHit]:
     """Stored and open hits best first (stored first on a tie), within ``k`` and ``max_words``.
 
     A stored hit keeps the turns recall chose for it and is dropped whole if
     it no longer fits; an open hit takes its matched turns best first (with
     ``context`` turns around each, or whole with ``expand="episode"``) while
-    they fit, as recall packs stored turns.
+    they fit, as recall packs stored turns. With ``count_summaries`` each hit
+    also spends its summary's words and 2 for its dates.
     """
     budget = math.inf if max_words is None else float(max_words)
     items: list[RecallHit | OpenHit] = [*stored, *opened]
@@ -152,16 +158,28 @@ def merge_open(
             break
         item = items[i]
         if isinstance(item, RecallHit):
-            if used + item.words <= budget:
+            cost = item.words + (_header(item.episode.summary) if count_summaries else 0)
+            if used + cost <= budget:
                 out.append(item)
-                used += item.words
+                used += cost
             continue
-        positions = _pack(item, budget - used, Expand.parse(expand), context)
+        header = _header(_summary(item)) if count_summaries else 0
+        positions = _pack(item, budget - used - header, Expand.parse(expand), context)
         if positions:
             hit = _hit(item, positions)
             out.append(hit)
-            used += hit.words
+            used += hit.words + header
     return out
+
+
+def _header(summary: str) -> int:
+    """What a hit carries besides its turns, in words: its summary and its two dates."""
+    return len(summary.split()) + 2
+
+
+def _summary(hit: OpenHit) -> str:
+    """An open hit's summary: its best-matching turn, cut to 200 characters."""
+    return hit.segment.turns[hit.ranked[0]].text[:200]
 
 
 def _add_ranks(
@@ -229,13 +247,12 @@ def _pack(hit: OpenHit, room: float, expand: Expand, context: int) -> list[int]:
 
 def _hit(hit: OpenHit, positions: list[int]) -> RecallHit:
     seg = hit.segment
-    best = hit.ranked[0]
     episode = Episode(
         id=seg.id,
         user=seg.user,
         session=seg.session,
         turns=seg.turns,
-        summary=seg.turns[best].text[:200],
+        summary=_summary(hit),
         opened_at=seg.opened_at,
         closed_at=seg.closed_at,
     )

@@ -109,16 +109,15 @@ def select(
         if card is None:
             continue
         words = card.words
+        header = card.summary_words + 2 if count_summaries and episode_id not in chosen else 0
         if expand is Expand.EPISODE:
             if episode_id in chosen:
                 continue
             span = list(range(len(words)))
-        else:  # the match first, then the context that fits (F157)
+        else:  # the match first, then the context that fits (F157), the header counted
             have = chosen[episode_id][2] if episode_id in chosen else {}
-            span = turn_span(words, pos, context, have, budget - used)
-        need = sum(words[q] for q in span)
-        if count_summaries and episode_id not in chosen:
-            need += card.summary_words + 2
+            span = turn_span(words, pos, context, have, budget - used - header)
+        need = sum(words[q] for q in span) + header
         if not span or used + need > budget:
             continue
         used += need
