@@ -13,7 +13,7 @@ matching the count.
 >>> from episeg.store.portability import episode_line, header_line, trailer_line
 >>> from episeg.types import Episode, Turn
 >>> ep = Episode(id="e1", user="alice", session="s", summary="deploy v2",
-...              turns=(Turn(actor="user", text="deploy v2", ts=1.0),),
+...              turns=(Turn(actor="user", text="deploy v2", ts=1.0, session="s"),),
 ...              opened_at=1.0, closed_at=1.0, embedding=np.array([0.6, 0.8], np.float32))
 >>> lines = [header_line("hashing", 2), episode_line(ep), trailer_line(1)]
 >>> [e.user for e in read_export(lines, tenant="bob", embedder=("hashing", 2))]

@@ -21,7 +21,7 @@ up to one float32 step).
 >>> from episeg.types import Episode, Turn
 >>> backend = InMemoryBackend()
 >>> ep = Episode(id="e1", user="alice", session="s", summary="deploy v2",
-...              turns=(Turn(actor="user", text="deploy v2", ts=1.0),),
+...              turns=(Turn(actor="user", text="deploy v2", ts=1.0, session="s"),),
 ...              opened_at=1.0, closed_at=1.0, embedding=np.array([0.6, 0.8], np.float32))
 >>> backend.store_for("alice").add([ep])
 >>> lines = list(export_lines(backend.store_for("alice"), embedder_name="hashing"))
