@@ -114,7 +114,9 @@ def run_load_bench(
     errors: list[str] = []
     window: list[float] = []
     owners = {key: tenant for tenant, key in keys.items()} | {heavy_key: "heavy"}
-    with ServiceProcess(workdir, owners) as server:
+    # one request in flight per session: a tenant's sessions never meet its cap (F177)
+    cap = ["--max-tenant-requests", str(max(8, sessions_per_tenant))]
+    with ServiceProcess(workdir, owners, serve_args=cap) as server:
         threads = client_threads(server.url, keys, sessions, latencies, errors)
         heavy = threading.Thread(
             target=_heavy, args=(server.url, heavy_key, heavy_sessions, window, errors)

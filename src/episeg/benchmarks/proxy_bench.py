@@ -81,8 +81,10 @@ def run_proxy_bench(
     served_by: dict[str, set[str]] = {tenant: set() for tenant in keys}
     errors: list[str] = []
     with ChromaServer(workdir / "chroma") as chroma:
+        # one request in flight per session: a tenant's sessions never meet its cap (F177)
+        cap = ["--max-tenant-requests", str(max(8, sessions_per_tenant))]
         services = [
-            ServiceProcess(workdir / f"replica{n}", owners, chroma_url=chroma.url)
+            ServiceProcess(workdir / f"replica{n}", owners, chroma_url=chroma.url, serve_args=cap)
             for n in range(1, replicas + 1)
         ]
         try:

@@ -84,6 +84,8 @@ class ServiceProcess(_Process):
         API key -> tenant.
     chroma_url
         A ``chroma run`` server to share (default: an embedded store).
+    serve_args
+        More ``episeg serve`` options (e.g. ``["--max-tenant-requests", "32"]``).
     """
 
     def __init__(
@@ -93,6 +95,7 @@ class ServiceProcess(_Process):
         *,
         chroma_url: str | None = None,
         timeout: float = 240.0,
+        serve_args: Sequence[str] = (),
     ) -> None:
         self.path = Path(path)
         self.path.mkdir(parents=True, exist_ok=True)
@@ -106,7 +109,7 @@ class ServiceProcess(_Process):
         env = {**os.environ, "PYTHONPATH": os.pathsep.join(paths)}
         store = ["--chroma-url", chroma_url] if chroma_url else []
         argv = [sys.executable, "-m", "episeg.interfaces.cli", "serve", "--path"]
-        argv += [str(self.path / "store"), *store, "--keys-file", str(keys_file)]
+        argv += [str(self.path / "store"), *store, "--keys-file", str(keys_file), *serve_args]
         self._log = (self.path / "server.log").open("wb")
         self._proc = subprocess.Popen(
             [*argv, "--port", str(self.port)], stdout=self._log, stderr=subprocess.STDOUT, env=env
