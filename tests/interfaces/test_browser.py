@@ -154,3 +154,43 @@ class TestBrowser:
         with Client(server.url, KEY_A) as alice:
             assert target not in {e["id"] for e in alice.episodes(limit=1000)}
         page.close()
+
+
+def test_the_browser_shows_every_episode_past_one_page(browser: Any, tmp_path: Path) -> None:
+    """F193: the page read one page of 1,000 episodes and showed it as the whole memory."""
+    import json
+
+    from episeg.memory import Memory
+    from episeg.testing import InMemoryBackend
+    from episeg.types import Turn
+
+    memory = Memory(
+        path=tmp_path,
+        embedder=HashingEmbedder(dim=64),
+        judge=None,
+        scorer=None,
+        backend=InMemoryBackend(),
+    )
+    memory.observe(Turn(actor="user", text="seed episode", ts=1000.0, user="alice", session="s0"))
+    memory.flush("alice")
+    lines = list(memory.export("alice"))
+    seed = json.loads(lines[1])
+    out = [lines[0]]
+    for n in range(1, 1002):
+        t, session = 1000.0 + n * 100, f"day-{n:04d}"
+        turn = dict(seed["turns"][0], ts=t, session=session, id=f"t{n}", text=f"note {n}")
+        record = {**seed, "id": f"ep-{n:04d}", "session": session, "turns": [turn]}
+        out.append(json.dumps({**record, "opened_at": t, "closed_at": t}) + "\n")
+    out.append(json.dumps({"end": "episeg-export", "episodes": 1001}) + "\n")
+    memory.forget("alice", all=True)
+    assert len(memory.import_episodes("alice", out).imported) == 1001
+    live = LiveServer(create_app(memory, KEYS))
+    try:
+        page = _open(browser, live, KEY_A)
+        page.wait_for_selector(".card")
+        assert page.inner_text("#count") == "1001 episodes in 1001 sessions"
+        assert page.locator('[data-session="day-1001"]').count() == 1
+        page.close()
+    finally:
+        live.stop()
+        memory.close()

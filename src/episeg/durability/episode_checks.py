@@ -46,7 +46,7 @@ from episeg.store.codec import encode
 from episeg.store.tenants import validate_tenant
 from episeg.types import Episode, Salience, Turn, Verdict
 from episeg.types.episode import MAX_EPISODE_ID, turn_problem
-from episeg.types.turn import check_name
+from episeg.types.turn import MAX_TS, check_name
 
 __all__ = ["check_batch"]
 
@@ -101,14 +101,14 @@ def _problem(episode: Episode, dim: int) -> str | None:
         return f"its id must be 1 to {MAX_EPISODE_ID} characters, got {len(episode.id)}"
     if not episode.turns:
         return "it holds no turn"
-    if not (math.isfinite(episode.opened_at) and math.isfinite(episode.closed_at)):
-        times = f"{episode.opened_at!r} / {episode.closed_at!r}"
-        return f"opened_at / closed_at must be finite, got {times}"
     last = episode.last_accessed
-    if not math.isfinite(episode.strength) or episode.strength < 0 or episode.recall_count < 0:
-        return "strength must be finite and >= 0, recall_count >= 0"
-    if last is not None and not math.isfinite(last):
-        return f"last_accessed must be finite, got {last!r}"
+    for name, t in (("opened_at", episode.opened_at), ("closed_at", episode.closed_at)):
+        if not (math.isfinite(t) and abs(t) <= MAX_TS):
+            return f"{name} must be a finite time in seconds (|t| <= {MAX_TS:.0e}), got {t!r}"
+    if not math.isfinite(episode.strength) or episode.strength <= 0 or episode.recall_count < 0:
+        return "strength must be finite and > 0, recall_count >= 0"
+    if last is not None and not (math.isfinite(last) and abs(last) <= MAX_TS):
+        return f"last_accessed must be a finite time in seconds, got {last!r}"
     if episode.opened_at > episode.closed_at:
         return f"opened_at {episode.opened_at!r} is after closed_at {episode.closed_at!r}"
     turns = turn_problem(episode)

@@ -80,6 +80,8 @@ def retention(episode: Episode, *, config: EpisegConfig, now: float) -> float:
     if episode.pinned:
         return 1.0
     strength = decayed_strength(episode, config=config, now=now)
+    if strength <= 0:  # refused at every way in; an older store's value reads as forgotten
+        return 0.0
     return math.exp(-age_days(episode, now=now) / strength)
 
 

@@ -59,7 +59,7 @@ def turn_span(
     if used > room:
         return []
     open_sides = {-1: True, 1: True}
-    for distance in range(1, context + 1):
+    for distance in range(1, min(context, len(words)) + 1):  # beyond both ends: nothing more
         for side in (-1, 1):
             q = pos + side * distance
             if not open_sides[side] or not 0 <= q < len(words) or q in have:

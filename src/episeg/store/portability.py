@@ -55,7 +55,7 @@ from episeg.errors import StoreError
 from episeg.store.usermeta import validate_metadata
 from episeg.types import Episode, Salience, Turn, Verdict
 from episeg.types.episode import MAX_EPISODE_ID, turn_problem
-from episeg.types.turn import check_name
+from episeg.types.turn import MAX_TS, check_name
 
 __all__ = [
     "FORMAT",
@@ -282,12 +282,14 @@ def _check_values(values: Mapping[str, Any]) -> None:
         value = values.get(name)
         if value is not None and not math.isfinite(value):
             raise ValueError(f"{name} must be a finite number, got {value!r}")
+        if value is not None and name != "strength" and abs(value) > MAX_TS:
+            raise ValueError(f"{name} {value!r} is not a time in seconds (|t| <= {MAX_TS:.0e})")
     if values["opened_at"] > values["closed_at"]:
         raise ValueError(
             f"opened_at {values['opened_at']!r} is after closed_at {values['closed_at']!r}"
         )
-    if values.get("recall_count", 0) < 0 or values.get("strength", 1.0) < 0:
-        raise ValueError("recall_count and strength must not be negative")
+    if values.get("recall_count", 0) < 0 or values.get("strength", 1.0) <= 0:
+        raise ValueError("recall_count must not be negative, strength must be > 0")
     if values.get("recall_count", 0) >= 2**63:
         raise ValueError(f"recall_count {values['recall_count']} does not fit 64 bits")
     for verdict in (*values.get("boundary_verdicts", ()), *values.get("closing_verdicts", ())):

@@ -37,7 +37,10 @@ function showError(message) {
   $("error").hidden = !message;
 }
 
-const when = (ts) => new Date(ts * 1000).toISOString().replace("T", " ").slice(0, 19);
+const when = (ts) => {
+  const date = new Date(ts * 1000);  // an imported time far off the calendar: shown as it is
+  return Number.isNaN(date.getTime()) ? `${ts}s` : date.toISOString().replace("T", " ").slice(0, 19);
+};
 const salienceScore = (ep) => (ep.salience && ep.salience.score !== null ? ep.salience.score : null);
 const hue = (score) => (score === null ? "0, 0%, 60%" : `${(10 - score) * 12}, 70%, 45%`);
 
@@ -97,8 +100,19 @@ function sessionTimeline(name, episodes) {
   return section;
 }
 
+const PAGE = 1000;  // the largest page the service gives
+
+async function allEpisodes() {
+  const episodes = [];
+  for (let offset = 0; ; offset += PAGE) {  // every page: the newest may be past the first
+    const page = await api("GET", `/v1/episodes?limit=${PAGE}&offset=${offset}&include_archived=true`);
+    episodes.push(...page.episodes);
+    if (page.episodes.length < PAGE) return episodes;
+  }
+}
+
 async function load() {
-  const { episodes } = await api("GET", "/v1/episodes?limit=1000&include_archived=true");
+  const episodes = await allEpisodes();
   const bySession = new Map();
   for (const ep of [...episodes].sort((a, b) => a.opened_at - b.opened_at)) {
     if (!bySession.has(ep.session)) bySession.set(ep.session, []);
