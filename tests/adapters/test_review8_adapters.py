@@ -27,17 +27,15 @@ from episeg.client import APIError, AsyncClient, Client, NoAnswerError
 from episeg.errors import ArgumentError, JournalError, StoreUnavailableError
 from episeg.memory import Memory
 from episeg.store import collection
-from episeg.testing import HashingEmbedder
 from episeg.types import Turn
+from tests.memory_helpers import hashing_memory
 
 NS = ("alice", "prefs")
 
 
 @pytest.fixture
 def memory(tmp_path: Path) -> Iterator[Memory]:
-    opened = Memory(
-        path=tmp_path, embedder=HashingEmbedder(dim=64), judge=None, scorer=None, retry_interval=0
-    )
+    opened = hashing_memory(tmp_path, retry_interval=0)
     yield opened
     opened.close()
 

@@ -29,14 +29,13 @@ from episeg.recall.hits import RecallHit
 from episeg.store import collection
 from episeg.testing import HashingEmbedder
 from episeg.types import Turn
+from tests.memory_helpers import hashing_memory
 from tests.recall.helpers import embedded_episode
 
 
 @pytest.fixture
 def memory(tmp_path: Path) -> Iterator[Memory]:
-    opened = Memory(
-        path=tmp_path, embedder=HashingEmbedder(dim=64), judge=None, scorer=None, retry_interval=0
-    )
+    opened = hashing_memory(tmp_path, retry_interval=0)
     yield opened
     opened.close()
 
@@ -69,13 +68,7 @@ def test_a_turn_read_after_the_version_does_not_poison_the_cache(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     now = [10_000.0]
-    memory = Memory(
-        path=tmp_path,
-        embedder=HashingEmbedder(dim=64),
-        judge=None,
-        scorer=None,
-        clock=lambda: now[0],
-    )
+    memory = hashing_memory(tmp_path, clock=lambda: now[0])
     memory.observe(Turn(actor="user", text="unrelated warmup", ts=1.0, user="alice", session="w"))
     memory.flush("alice")
     original = memory_open.pending_segments

@@ -29,6 +29,7 @@ from episeg.store.turns import turn_collection_name
 from episeg.testing import HashingEmbedder
 from episeg.types import Turn
 from tests.erased_bytes import files_with
+from tests.memory_helpers import export_record
 from tests.store.test_repair import _pickle
 
 
@@ -156,10 +157,7 @@ def test_a_recall_racing_an_erasure_does_not_keep_the_dropped_store(tmp_path: Pa
 
 
 def _export_line(memory: Memory) -> tuple[str, dict[str, Any], str]:
-    out = io.StringIO()
-    memory.export_to("alice", out)
-    head, line, tail = out.getvalue().splitlines()
-    return head, json.loads(line), tail
+    return export_record(memory)
 
 
 @pytest.mark.parametrize(

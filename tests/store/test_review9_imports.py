@@ -22,21 +22,18 @@ from episeg.config import EpisegConfig
 from episeg.errors import EpisodeValidationError, ExportFormatError
 from episeg.memory import Memory
 from episeg.recall.forgetting import retention
-from episeg.testing import HashingEmbedder
 from episeg.types import Turn
+from tests.memory_helpers import export_record, hashing_memory
 
 
 def _memory(path: Path) -> Memory:
-    return Memory(path=path, embedder=HashingEmbedder(dim=64), judge=None, scorer=None)
+    return hashing_memory(path)
 
 
 def _exported(memory: Memory) -> tuple[str, dict[str, Any], str]:
     memory.observe(Turn(actor="user", text="rotate the api keys", ts=100.0, user="alice"))
     memory.flush("alice")
-    out = io.StringIO()
-    memory.export_to("alice", out)
-    head, line, tail = out.getvalue().splitlines()
-    return head, json.loads(line), tail
+    return export_record(memory)
 
 
 @pytest.mark.parametrize(

@@ -1,0 +1,24 @@
+"""The ``Memory`` most tests build (hashing embedder, no judge, no scorer) and its export."""
+
+from __future__ import annotations
+
+import io
+import json
+from pathlib import Path
+from typing import Any
+
+from episeg.memory import Memory
+from episeg.testing import HashingEmbedder
+
+
+def hashing_memory(path: Path, **options: Any) -> Memory:
+    """A ``Memory`` on ``path`` with a 64-dimension hashing embedder, no judge and no scorer."""
+    return Memory(path=path, embedder=HashingEmbedder(dim=64), judge=None, scorer=None, **options)
+
+
+def export_record(memory: Memory, user: str = "alice") -> tuple[str, dict[str, Any], str]:
+    """``user``'s export of one episode: its header line, the episode's record, its trailer."""
+    out = io.StringIO()
+    memory.export_to(user, out)
+    head, line, tail = out.getvalue().splitlines()
+    return head, json.loads(line), tail
