@@ -104,11 +104,11 @@ def _problem(episode: Episode, dim: int) -> str | None:
     last = episode.last_accessed
     for name, t in (("opened_at", episode.opened_at), ("closed_at", episode.closed_at)):
         if not (math.isfinite(t) and abs(t) <= MAX_TS):
-            return f"{name} must be a finite time in seconds (|t| <= {MAX_TS:.0e}), got {t!r}"
+            return f"{name} must be finite and a time in seconds (|t| <= {MAX_TS:.0e}), got {t!r}"
     if not math.isfinite(episode.strength) or episode.strength <= 0 or episode.recall_count < 0:
         return "strength must be finite and > 0, recall_count >= 0"
     if last is not None and not (math.isfinite(last) and abs(last) <= MAX_TS):
-        return f"last_accessed must be a finite time in seconds, got {last!r}"
+        return f"last_accessed must be finite and a time in seconds, got {last!r}"
     if episode.opened_at > episode.closed_at:
         return f"opened_at {episode.opened_at!r} is after closed_at {episode.closed_at!r}"
     turns = turn_problem(episode)
