@@ -137,8 +137,9 @@ class OpenRecall:
         """
         if not corpus.segments:
             return hits
+        recaller = self._recaller(user)
         opened = score_open(
-            self._recaller(user),
+            recaller,
             corpus,
             vector,
             query,
@@ -153,7 +154,7 @@ class OpenRecall:
             opened = [o for o in opened if o.score >= min_score]
         stored = {hit.episode.id for hit in hits}  # an outbox episode stored meanwhile: once
         opened = [o for o in opened if o.segment.id not in stored]
-        counted = self._recaller(user).params.count_summaries
+        counted = recaller.params.count_summaries
         return merge_open(
             hits, opened, k, max_words, expand=expand, context=context, count_summaries=counted
         )

@@ -24,7 +24,10 @@ from episeg.errors import RecallArgumentError
 from episeg.types import Turn
 from episeg.typing import ScoredEpisode
 
-__all__ = ["Expand", "RecallHit", "turn_span", "word_count"]
+__all__ = ["DATE_WORDS", "Expand", "RecallHit", "turn_span", "word_count"]
+
+DATE_WORDS = 2
+"""What a hit's two dates (start, end) cost in ``max_words`` with ``recall.count_summaries``."""
 
 
 def word_count(text: str) -> int:

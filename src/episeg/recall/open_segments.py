@@ -35,7 +35,7 @@ import numpy as np
 
 from episeg.recall.candidates import dense_turns
 from episeg.recall.hierarchical import HierarchicalRecaller
-from episeg.recall.hits import Expand, RecallHit, turn_span
+from episeg.recall.hits import DATE_WORDS, Expand, RecallHit, turn_span, word_count
 from episeg.recall.open_corpus import Key, OpenCorpus, OpenHit, OpenSegment
 from episeg.recall.window import RecallWindow
 from episeg.store.usermeta import MetaScalar
@@ -174,7 +174,7 @@ def merge_open(
 
 def _header(summary: str) -> int:
     """What a hit carries besides its turns, in words: its summary and its two dates."""
-    return len(summary.split()) + 2
+    return word_count(summary) + DATE_WORDS
 
 
 def _summary(hit: OpenHit) -> str:

@@ -17,7 +17,7 @@ import statistics
 from episeg.config import EpisegConfig
 from episeg.recall.candidates import Candidates
 from episeg.recall.forgetting import retention
-from episeg.recall.hits import Expand, turn_span
+from episeg.recall.hits import DATE_WORDS, Expand, turn_span
 from episeg.recall.index import EpisodeCard
 from episeg.types import Episode
 
@@ -109,7 +109,8 @@ def select(
         if card is None:
             continue
         words = card.words
-        header = card.summary_words + 2 if count_summaries and episode_id not in chosen else 0
+        first = count_summaries and episode_id not in chosen
+        header = card.summary_words + DATE_WORDS if first else 0
         if expand is Expand.EPISODE:
             if episode_id in chosen:
                 continue
