@@ -121,10 +121,12 @@ def check_vectors(vectors: object, texts: int, dim: int | None) -> np.ndarray:
     before (a NaN vector would otherwise be accepted, then refused when its episode is
     recorded, every time, and the episode could never be closed).
     """
-    try:
-        array = np.asarray(vectors, dtype=np.float64)
+    try:  # no float copy: this runs on every turn, and the step converts once itself
+        array = np.asarray(vectors)
     except (TypeError, ValueError) as exc:
         raise EmbeddingError(f"the embedder returned no array of numbers: {exc}") from None
+    if array.dtype.kind not in "fiu":
+        raise EmbeddingError(f"the embedder returned no array of numbers: dtype {array.dtype}")
     if array.ndim != 2 or array.shape[0] != texts or array.shape[1] < 1:
         raise EmbeddingError(f"the embedder returned shape {array.shape} for {texts} text(s)")
     if dim is not None and array.shape[1] != dim:
@@ -134,7 +136,7 @@ def check_vectors(vectors: object, texts: int, dim: int | None) -> np.ndarray:
         )
     if not np.isfinite(array).all():
         raise EmbeddingError("the embedder returned a vector with NaN or infinite values")
-    return np.asarray(vectors)
+    return array
 
 
 def check_replay(
