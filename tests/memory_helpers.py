@@ -8,6 +8,7 @@ from pathlib import Path
 from typing import Any
 
 from episeg.memory import Memory
+from episeg.recall.hits import RecallHit
 from episeg.testing import HashingEmbedder
 
 
@@ -22,3 +23,10 @@ def export_record(memory: Memory, user: str = "alice") -> tuple[str, dict[str, A
     memory.export_to(user, out)
     head, line, tail = out.getvalue().splitlines()
     return head, json.loads(line), tail
+
+
+def returned_words(hits: list[RecallHit]) -> int:
+    """Every word ``hits`` return: their turns, each summary, and 2 for each hit's dates
+    (written out here, not taken from the code under test)."""
+    turns = sum(len(t.text.split()) for h in hits for t in h.turns)
+    return turns + sum(len(h.episode.summary.split()) + 2 for h in hits)

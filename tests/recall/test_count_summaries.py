@@ -13,9 +13,9 @@ import pytest
 
 from episeg.config import EpisegConfig
 from episeg.memory import Memory
-from episeg.recall.hits import RecallHit
 from episeg.testing import HashingEmbedder
 from episeg.types import Turn
+from tests.memory_helpers import returned_words
 
 TOPICS = [
     "deploy the billing service to prod with the new migration",
@@ -30,11 +30,6 @@ def _memory(path: Path, count: bool) -> Memory:
     return Memory(path=path, embedder=HashingEmbedder(), judge=None, scorer=None, config=config)
 
 
-def _everything(hits: list[RecallHit]) -> int:
-    turns = sum(len(t.text.split()) for h in hits for t in h.turns)
-    return turns + sum(len(h.episode.summary.split()) + 2 for h in hits)
-
-
 @pytest.mark.parametrize("budget", [25, 40, 60])
 def test_the_whole_answer_fits_the_budget_when_summaries_count(tmp_path: Path, budget: int) -> None:
     answers = {}
@@ -46,9 +41,9 @@ def test_the_whole_answer_fits_the_budget_when_summaries_count(tmp_path: Path, b
         answers[count] = memory.recall("u", "billing deploy retry", k=10, max_words=budget)
         memory.close()
     counted, default = answers[True], answers[False]
-    assert counted and _everything(counted) <= budget
+    assert counted and returned_words(counted) <= budget
     assert sum(len(t.text.split()) for h in default for t in h.turns) <= budget
-    assert _everything(default) > budget  # the default's summaries and dates come on top
+    assert returned_words(default) > budget  # the default's summaries and dates come on top
 
 
 def test_the_option_is_off_by_default_and_reaches_memory(tmp_path: Path) -> None:

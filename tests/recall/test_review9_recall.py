@@ -29,7 +29,7 @@ from episeg.recall.hits import RecallHit
 from episeg.store import collection
 from episeg.testing import HashingEmbedder
 from episeg.types import Turn
-from tests.memory_helpers import hashing_memory
+from tests.memory_helpers import hashing_memory, returned_words
 from tests.recall.helpers import embedded_episode
 
 
@@ -90,11 +90,6 @@ def test_a_turn_read_after_the_version_does_not_poison_the_cache(
     memory.close()
 
 
-def _words(hits: list[RecallHit]) -> int:
-    turns = sum(len(t.text.split()) for h in hits for t in h.turns)
-    return turns + sum(len(h.episode.summary.split()) + 2 for h in hits)
-
-
 def test_count_summaries_charges_open_hits_and_keeps_the_match_with_context(
     tmp_path: Path,
 ) -> None:
@@ -111,7 +106,7 @@ def test_count_summaries_charges_open_hits_and_keeps_the_match_with_context(
     )
     for budget in (12, 20, 25, 40):
         hits = memory.recall("alice", "zebra quartz", k=5, max_words=budget)
-        assert _words(hits) <= budget, (budget, _ids(hits))
+        assert returned_words(hits) <= budget, (budget, _ids(hits))
     for context in (0, 1, 2):  # the match (4 words) + summary (4) + dates (2) = 10
         hits = memory.recall("alice", "invoice 4411", k=1, max_words=10, context=context)
         assert [t.text for h in hits for t in h.turns] == ["zebra quartz invoice 4411"]
