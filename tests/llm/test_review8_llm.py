@@ -222,6 +222,23 @@ def test_a_custom_judge_error_with_a_lone_surrogate_is_recorded(tmp_path: Path) 
     memory.close()
 
 
+def test_a_judge_error_with_a_lone_surrogate_is_logged_as_utf8(
+    tmp_path: Path, caplog: pytest.LogCaptureFixture
+) -> None:
+    """The log line escapes it: a UTF-8 log file (or pytest-xdist's report channel) could not
+    write it, and the worker that carried the line crashed."""
+    for _ in range(2):  # the live failure (ERROR) and the replayed one (WARNING)
+        memory = _memory(tmp_path, _SurrogateJudge(), None)
+        for n in range(3):
+            memory.observe(_turn(n))
+        memory.close()
+    failures = [r for r in caplog.records if "prediction-error judge" in r.getMessage()]
+    assert {r.levelname for r in failures} == {"ERROR", "WARNING"}
+    for record in failures:
+        record.getMessage().encode("utf-8")  # raises UnicodeEncodeError on a lone surrogate
+        assert "\\udc80" in record.getMessage()
+
+
 def test_a_turn_the_journal_could_not_record_can_be_sent_again(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:

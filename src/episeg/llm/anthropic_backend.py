@@ -43,6 +43,7 @@ from episeg.llm._retry import (
     classify_status,
     run_with_retries,
 )
+from episeg.llm._wire_schema import wire_schema
 
 if TYPE_CHECKING:
     import anthropic
@@ -141,7 +142,7 @@ class AnthropicBackend:
                     {
                         "name": tool_name,
                         "description": "Record your answer.",
-                        "input_schema": schema,
+                        "input_schema": wire_schema(schema),
                         "strict": True,
                     }
                 ],

@@ -45,6 +45,7 @@ from episeg.llm._retry import (
     classify_status,
     run_with_retries,
 )
+from episeg.llm._wire_schema import wire_schema
 
 if TYPE_CHECKING:
     import openai
@@ -143,7 +144,7 @@ class OpenAICompatibleBackend:
         if self._structured == "json_schema":
             extra["response_format"] = {
                 "type": "json_schema",
-                "json_schema": {"name": tool_name, "schema": schema, "strict": True},
+                "json_schema": {"name": tool_name, "schema": wire_schema(schema), "strict": True},
             }
         else:
             system = (

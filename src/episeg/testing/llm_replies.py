@@ -7,6 +7,9 @@ requests, and the Anthropic / OpenAI response bodies built from them.
 'rate_limit_error'
 >>> _dialect("/v1/chat/completions"), _dialect("/v1/messages"), _dialect("/x")
 ('openai', 'anthropic', None)
+>>> _schema_refusal("anthropic", {"tools": [{"strict": True, "input_schema": {
+...     "type": "object", "properties": {"n": {"type": "integer", "minimum": 1}}}}]})
+"Invalid schema for strict mode: properties.n: 'minimum' is not supported"
 """
 
 from __future__ import annotations
@@ -15,6 +18,8 @@ import json
 import time
 from dataclasses import dataclass, field, replace
 from typing import Any
+
+from episeg.llm._wire_schema import strict_violations
 
 __all__ = ["MAX_DELAY_SECONDS", "RecordedRequest", "Reply"]
 
@@ -98,6 +103,31 @@ class RecordedRequest:
             elif isinstance(content, list):
                 parts.extend(str(block.get("text", "")) for block in content)
         return "\n".join(parts)
+
+
+def _schema_refusal(dialect: str, body: dict[str, Any]) -> str | None:
+    """The 400 message a real API gives a strict schema it cannot compile, else ``None``.
+
+    Anthropic refuses numeric bounds and string lengths in strict tools; OpenAI's
+    strict ``json_schema`` does not list string lengths among what it supports
+    (:data:`episeg.llm._wire_schema.NOT_IN_STRICT_MODE`).
+    """
+    schemas: list[Any] = []
+    if dialect == "anthropic":
+        tools = body.get("tools")
+        for tool in tools if isinstance(tools, list) else []:
+            if isinstance(tool, dict) and tool.get("strict") is True:
+                schemas.append(tool.get("input_schema"))
+    else:
+        fmt = body.get("response_format")
+        inner = fmt.get("json_schema") if isinstance(fmt, dict) else None
+        if isinstance(inner, dict) and inner.get("strict") is True:
+            schemas.append(inner.get("schema"))
+    for schema in schemas:
+        found = strict_violations(schema) if isinstance(schema, dict) else []
+        if found:
+            return f"Invalid schema for strict mode: {found[0]} is not supported"
+    return None
 
 
 def _dialect(path: str) -> str | None:

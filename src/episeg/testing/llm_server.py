@@ -3,7 +3,9 @@
 Tests queue :class:`Reply` behaviours; each POST to ``/v1/messages`` (Anthropic
 Messages API) or ``/v1/chat/completions`` (OpenAI chat completions) takes the
 next one. Every request is recorded so a test can assert what was sent
-(temperature 0, the forced tool, the anchors in the prompt).
+(temperature 0, the forced tool, the anchors in the prompt). A strict schema using a
+keyword the real APIs refuse in strict mode (string lengths, numeric bounds) gets
+their HTTP 400 before any queued behaviour is taken.
 
 >>> import anthropic
 >>> from episeg.testing import LoopbackLLMServer, Reply
@@ -40,6 +42,7 @@ from episeg.testing.llm_replies import (
     _dialect,
     _error_body,
     _openai_body,
+    _schema_refusal,
 )
 
 __all__ = ["LoopbackLLMServer", "RecordedRequest", "Reply"]
@@ -132,6 +135,10 @@ class LoopbackLLMServer:
         if self._thread is not None:
             self._thread.join(timeout=5.0)
 
+    def _record(self, record: RecordedRequest) -> None:
+        with self._lock:
+            self._requests.append(record)
+
     def _next(self, record: RecordedRequest) -> Reply | None:
         with self._lock:
             self._requests.append(record)
@@ -159,6 +166,11 @@ def _handler_for(server: LoopbackLLMServer) -> type[BaseHTTPRequestHandler]:
             dialect = _dialect(self.path)
             if dialect is None:
                 self._send(404, {"error": {"message": f"unknown path {self.path}"}})
+                return
+            refusal = _schema_refusal(dialect, body)
+            if refusal is not None:  # as the real APIs do, before any queued behaviour
+                server._record(record)
+                self._send(400, _error_body(dialect, Reply.error(400, message=refusal)))
                 return
             reply = server._next(record)
             if reply is None:

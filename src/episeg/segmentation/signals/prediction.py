@@ -117,12 +117,15 @@ class PredictionError:
         ``JudgeError`` or ``BackendUnavailableError``): a bug to fix, not an outage.
         """
         self.failures += 1
+        # a plug-in's error text may hold a lone surrogate, which no UTF-8 log sink can write
+        detail = str(exc) if level == logging.WARNING else repr(exc)
+        detail = detail.encode("utf-8", "backslashreplace").decode("utf-8")
         log.log(
             level,
             "prediction-error judge %s failed on turn %s: %s",
             getattr(self.judge, "name", "?"),
             turn.turn.id,
-            exc if level == logging.WARNING else repr(exc),
+            detail,
         )
         self._recent.append(turn.turn)
         return Verdict(self.name, Decision.ABSTAIN, 0.0, f"judge failed: {exc}")
