@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import email.utils
 import logging
 import socket
 import time
@@ -152,6 +153,20 @@ class TestTransientFailures:
         start = time.monotonic()
         assert _ask(backend) == {"score": 4}
         assert time.monotonic() - start >= 0.1  # the server's wait, not the 0.01 s backoff
+        assert backend.calls == 2
+
+    def test_retry_after_as_an_http_date_is_honoured(
+        self, server: LoopbackLLMServer, make: BackendFactory
+    ) -> None:
+        """RFC 9110 allows a date instead of seconds; it was logged as unparseable and the
+        backend retried after its 0.01 s backoff."""
+        when = email.utils.formatdate(time.time() + 2, usegmt=True)  # 1-2 s ahead (whole s)
+        server.enqueue(Reply.error(503, retry_after=when), Reply.json({"score": 4}))
+        policy = RetryPolicy(attempts=2, base_delay=0.0, max_delay=0.01, max_retry_after=5.0)
+        backend = make(server, retry=policy)
+        start = time.monotonic()
+        assert _ask(backend) == {"score": 4}
+        assert time.monotonic() - start >= 0.9
         assert backend.calls == 2
 
     def test_retry_after_is_capped(self, server: LoopbackLLMServer, make: BackendFactory) -> None:

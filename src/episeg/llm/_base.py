@@ -21,10 +21,13 @@ episeg.errors.JudgeError: reply field 'score' = 11 is not one of [1, 2, 3, 4, 5,
 
 from __future__ import annotations
 
+import datetime
+import email.utils
 import functools
 import logging
 import math
 import ssl
+import time
 from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any, Protocol, TypeVar, runtime_checkable
@@ -187,19 +190,43 @@ def read_reply(parse: Callable[[], T]) -> T:
         raise JudgeError(f"malformed reply: {type(exc).__name__}: {_clip(str(exc))}") from exc
 
 
-def parse_retry_after(headers: Any) -> float | None:
-    """Seconds from ``retry-after-ms`` or ``retry-after`` (seconds only), if present."""
+def parse_retry_after(headers: Any, *, now: float | None = None) -> float | None:
+    """Seconds from ``retry-after-ms`` or ``retry-after`` (seconds or an HTTP-date), if present.
+
+    >>> parse_retry_after({"retry-after": "2.5"})
+    2.5
+    >>> parse_retry_after({"retry-after": "Thu, 01 Jan 1970 00:01:00 GMT"}, now=30.0)
+    30.0
+    >>> parse_retry_after({"retry-after": "nan"}) is None
+    True
+    """
     if headers is None:
         return None
     for key, scale in (("retry-after-ms", 0.001), ("retry-after", 1.0)):
         raw = headers.get(key)
         if raw is None:
             continue
-        try:
-            return max(0.0, float(raw) * scale)
-        except ValueError:
-            log.warning("ignoring unparseable %s header %r", key, raw)
+        seconds = _retry_seconds(str(raw), scale, time.time() if now is None else now)
+        if seconds is not None:
+            return seconds
+        log.warning("ignoring unparseable %s header %r", key, _clip(str(raw)))
     return None
+
+
+def _retry_seconds(raw: str, scale: float, now: float) -> float | None:
+    try:
+        value = float(raw) * scale
+    except ValueError:
+        if scale != 1.0:
+            return None
+        try:  # RFC 9110: Retry-After may be an HTTP-date instead of seconds
+            when = email.utils.parsedate_to_datetime(raw)
+        except (TypeError, ValueError, IndexError):
+            return None
+        if when.tzinfo is None:  # "-0000" (no zone): read as UTC, as the RFC's GMT
+            when = when.replace(tzinfo=datetime.UTC)
+        value = when.timestamp() - now
+    return max(0.0, value) if math.isfinite(value) else None
 
 
 def validate_reply(data: object, schema: dict[str, Any]) -> dict[str, Any]:

@@ -23,9 +23,10 @@ from __future__ import annotations
 
 import json
 import os
+from collections.abc import Callable
 from typing import TYPE_CHECKING, Any
 
-from episeg.errors import ConfigError, JudgeError
+from episeg.errors import ConfigError, JudgeError, RequestRejectedError
 from episeg.llm._base import (
     RetryPolicy,
     check_request_limits,
@@ -43,6 +44,8 @@ from episeg.llm._retry import (
     classify_status,
     run_with_retries,
 )
+from episeg.llm._sampling import RequestOptions, send_adapting
+from episeg.llm._scrub import scrub
 from episeg.llm._wire_schema import wire_schema
 
 if TYPE_CHECKING:
@@ -75,8 +78,10 @@ class AnthropicBackend:
         budget (``stop_reason: "max_tokens"``) is unusable (``JudgeError``).
     temperature : float or None, default 0.0
         Sent in the request body (this SDK version has no ``temperature``
-        argument, so it goes through ``extra_body``); ``None`` omits it for
-        models that reject sampling parameters.
+        argument, so it goes through ``extra_body``); ``None`` never sends it.
+        Newer Claude models refuse it ("`temperature` is deprecated for this
+        model"): the request is then sent again without it, and so are all
+        later ones of this backend (:mod:`episeg.llm._sampling`).
     retry : RetryPolicy
         Attempts and backoff for 429/529/5xx/timeouts (SDK retries are off).
     """
@@ -102,7 +107,7 @@ class AnthropicBackend:
         if temperature is not None and not 0.0 <= temperature <= 1.0:
             raise ConfigError(f"temperature must be in [0, 1] or None, got {temperature}")
         self._model = model
-        self._extra_body = {} if temperature is None else {"temperature": temperature}
+        self._options = RequestOptions(temperature=temperature, max_tokens=max_tokens)
         self._max_tokens = max_tokens
         self._retry = retry or RetryPolicy()
         self._counter = RequestCounter()
@@ -127,6 +132,22 @@ class AnthropicBackend:
         """HTTP requests made so far, retries included."""
         return self._counter.value
 
+    def _sampling(self) -> dict[str, Any]:
+        temperature = self._options.temperature
+        return {} if temperature is None else {"temperature": temperature}
+
+    def _run(self, send: Callable[[], Any]) -> Any:
+        self._counter.note()
+        return self._deadline.run(send)
+
+    def _adapt(self, exc: Exception) -> bool:
+        """True if ``exc`` is a 400 refusing the temperature, now no longer sent."""
+        import anthropic  # loaded by the constructor already
+
+        if not isinstance(exc, anthropic.BadRequestError):
+            return False
+        return self._options.adapt(scrub(str(exc.message), self._secrets), model=self.name)
+
     def complete(
         self, *, system: str, prompt: str, tool_name: str, schema: dict[str, Any]
     ) -> dict[str, Any]:
@@ -147,12 +168,11 @@ class AnthropicBackend:
                     }
                 ],
                 tool_choice={"type": "tool", "name": tool_name},
-                extra_body=self._extra_body,
+                extra_body=self._sampling(),
             )
 
         def attempt() -> dict[str, Any]:
-            self._counter.note()
-            message = self._deadline.run(send)
+            message = send_adapting(self._run, send, self._adapt)
             return read_reply(lambda: _tool_input(message, tool_name, schema, self._max_tokens))
 
         return run_with_retries(self.name, self._retry, attempt, _classify, secrets=self._secrets)
@@ -161,8 +181,17 @@ class AnthropicBackend:
 def _tool_input(
     message: Any, tool_name: str, schema: dict[str, Any], max_tokens: int
 ) -> dict[str, Any]:
-    if getattr(message, "stop_reason", None) == "max_tokens":
+    stop = getattr(message, "stop_reason", None)
+    if stop == "max_tokens":
         raise JudgeError(f"reply truncated at max_tokens={max_tokens} (stop_reason max_tokens)")
+    if stop == "refusal":  # the same prompt would be declined again: not worth paying twice
+        details = getattr(message, "stop_details", None)
+        category = getattr(details, "category", None)
+        explanation = str(getattr(details, "explanation", None) or "")[:300]
+        raise RequestRejectedError(
+            f"the model declined to answer (stop_reason refusal, category {category!r}): "
+            f"{explanation!r}"
+        )
     blocks = list(getattr(message, "content", None) or [])
     for block in blocks:
         if getattr(block, "type", None) == "tool_use" and getattr(block, "name", None) == tool_name:

@@ -18,16 +18,17 @@ distinct answer fitting the schema must be found (:mod:`episeg.llm._json`).
 ...                               schema=schema)
 ...     sent = server.requests[0].body
 >>> answer, sent["temperature"], sent["response_format"]["type"]
-({'score': 9}, 0, 'json_schema')
+({'score': 9}, 0.0, 'json_schema')
 """
 
 from __future__ import annotations
 
 import json
 import os
+from collections.abc import Callable
 from typing import TYPE_CHECKING, Any
 
-from episeg.errors import ConfigError, JudgeError
+from episeg.errors import ConfigError, JudgeError, RequestRejectedError
 from episeg.llm._base import (
     RetryPolicy,
     check_request_limits,
@@ -45,6 +46,8 @@ from episeg.llm._retry import (
     classify_status,
     run_with_retries,
 )
+from episeg.llm._sampling import RequestOptions, send_adapting
+from episeg.llm._scrub import scrub
 from episeg.llm._wire_schema import wire_schema
 
 if TYPE_CHECKING:
@@ -77,6 +80,11 @@ class OpenAICompatibleBackend:
     max_tokens : int, default 256
         Output token budget; a reply cut at it (``finish_reason: "length"``)
         is unusable (``JudgeError``).
+    temperature : float or None, default 0.0
+        Sent while the model takes it; ``None`` never sends it. A model that
+        refuses it (reasoning models take only their default) or refuses
+        ``max_tokens`` gets the request again without it, or with
+        ``max_completion_tokens`` (:mod:`episeg.llm._sampling`), and keeps that.
     structured : {"json_schema", "json_object", "none"}, default "json_schema"
         How output is constrained: a strict JSON schema; JSON mode plus the
         schema in the system prompt; or the schema in the prompt only (for
@@ -93,6 +101,7 @@ class OpenAICompatibleBackend:
         base_url: str | None = None,
         timeout: float = 30.0,
         max_tokens: int = 256,
+        temperature: float | None = 0.0,
         structured: str = "json_schema",
         retry: RetryPolicy | None = None,
     ) -> None:
@@ -110,8 +119,10 @@ class OpenAICompatibleBackend:
                 f"unknown structured mode {structured!r}; valid: {', '.join(STRUCTURED_MODES)}"
             )
         check_request_limits(model, timeout, max_tokens)
+        if temperature is not None and not 0.0 <= temperature <= 2.0:
+            raise ConfigError(f"temperature must be in [0, 2] or None, got {temperature}")
         self._model = model
-        self._max_tokens = max_tokens
+        self._options = RequestOptions(temperature=temperature, max_tokens=max_tokens)
         self._structured = structured
         self._retry = retry or RetryPolicy()
         self._counter = RequestCounter()
@@ -130,6 +141,20 @@ class OpenAICompatibleBackend:
     @property
     def name(self) -> str:
         return f"openai-compatible:{self._model}"
+
+    def _run(self, send: Callable[[], Any]) -> Any:
+        self._counter.note()
+        return self._deadline.run(send)
+
+    def _adapt(self, exc: Exception) -> bool:
+        """True if ``exc`` is a 400 refusing a parameter that is now changed."""
+        import openai  # loaded by the constructor already
+
+        if not isinstance(exc, openai.BadRequestError):
+            return False
+        param = exc.param if isinstance(exc.param, str) else None
+        message = scrub(str(exc.message), self._secrets)
+        return self._options.adapt(message, param=param, model=self.name)
 
     @property
     def calls(self) -> int:
@@ -157,34 +182,35 @@ class OpenAICompatibleBackend:
         def send() -> Any:
             return self._client.chat.completions.create(
                 model=self._model,
-                temperature=0,
-                max_tokens=self._max_tokens,
                 messages=[
                     {"role": "system", "content": system},
                     {"role": "user", "content": prompt},
                 ],
+                **self._options.body(),
                 **extra,
             )
 
         def attempt() -> dict[str, Any]:
-            self._counter.note()
-            completion = self._deadline.run(send)
-            content = read_reply(lambda: _content(completion, self._max_tokens))
+            completion = send_adapting(self._run, send, self._adapt)
+            budget = f"{self._options.budget_name}={self._options.budget}"
+            content = read_reply(lambda: _content(completion, budget))
             return extract_json_object(content, schema)
 
         return run_with_retries(self.name, self._retry, attempt, _classify, secrets=self._secrets)
 
 
-def _content(completion: Any, max_tokens: int) -> str:
+def _content(completion: Any, budget: str) -> str:
     choices = getattr(completion, "choices", None) or []
     if not choices:
         raise JudgeError("reply has no choices")
     if getattr(choices[0], "finish_reason", None) == "length":
-        raise JudgeError(f"reply truncated at max_tokens={max_tokens} (finish_reason length)")
+        raise JudgeError(f"reply truncated at {budget} (finish_reason length)")
     message = choices[0].message
     content = getattr(message, "content", None)
     if not content:
         refusal = getattr(message, "refusal", None)
+        if refusal:  # the same prompt would be declined again: not worth paying twice
+            raise RequestRejectedError(f"the model declined to answer (refusal: {refusal!r})")
         raise JudgeError(f"reply has no content (refusal: {refusal!r})")
     return str(content)
 

@@ -19,8 +19,6 @@ import time
 from dataclasses import dataclass, field, replace
 from typing import Any
 
-from episeg.llm._wire_schema import strict_violations
-
 __all__ = ["MAX_DELAY_SECONDS", "RecordedRequest", "Reply"]
 
 MAX_DELAY_SECONDS = 30.0
@@ -41,7 +39,7 @@ class Reply:
     kind: str
     payload: Any = None
     status: int = 200
-    retry_after: float | None = None
+    retry_after: float | str | None = None
     delay: float = 0.0
 
     @classmethod
@@ -55,15 +53,26 @@ class Reply:
         return cls("text", payload=text, delay=delay)
 
     @classmethod
+    def refusal(cls, explanation: str = "declined", *, category: str | None = None) -> Reply:
+        """The model declines: Anthropic ``stop_reason: "refusal"`` with ``stop_details``;
+        OpenAI a ``refusal`` text and no content."""
+        return cls("refusal", payload={"explanation": explanation, "category": category})
+
+    @classmethod
     def raw(cls, body: str, *, status: int = 200) -> Reply:
         """A raw HTTP body, e.g. invalid JSON, sent as ``application/json``."""
         return cls("raw", payload=body, status=status)
 
     @classmethod
     def error(
-        cls, status: int, *, retry_after: float | None = None, message: str = "simulated error"
+        cls,
+        status: int,
+        *,
+        retry_after: float | str | None = None,
+        message: str = "simulated error",
     ) -> Reply:
-        """An API error in the dialect of the endpoint, with optional ``retry-after``."""
+        """An API error in the dialect of the endpoint, with optional ``retry-after``
+        (seconds, or a string sent as is, e.g. an HTTP-date)."""
         if not 400 <= status <= 599:
             raise ValueError(f"error status must be in 400-599, got {status}")
         return cls("error", payload=message, status=status, retry_after=retry_after)
@@ -112,7 +121,7 @@ def _schema_refusal(dialect: str, body: dict[str, Any]) -> str | None:
     strict ``json_schema`` does not list string lengths among what it supports
     (:data:`episeg.llm._wire_schema.NOT_IN_STRICT_MODE`).
     """
-    schemas: list[Any] = []
+    schemas: list[Any] = []  # checked by the server's own rule, not by episeg's wire_schema
     if dialect == "anthropic":
         tools = body.get("tools")
         for tool in tools if isinstance(tools, list) else []:
@@ -124,9 +133,65 @@ def _schema_refusal(dialect: str, body: dict[str, Any]) -> str | None:
         if isinstance(inner, dict) and inner.get("strict") is True:
             schemas.append(inner.get("schema"))
     for schema in schemas:
-        found = strict_violations(schema) if isinstance(schema, dict) else []
+        found = _refused_keyword(schema, "") if isinstance(schema, dict) else None
         if found:
-            return f"Invalid schema for strict mode: {found[0]} is not supported"
+            return f"Invalid schema for strict mode: {found} is not supported"
+    return None
+
+
+_STRICT_REFUSED = (
+    "minLength",
+    "maxLength",
+    "minimum",
+    "maximum",
+    "exclusiveMinimum",
+    "exclusiveMaximum",
+    "multipleOf",
+)
+
+
+def _refused_keyword(schema: dict[str, Any], where: str) -> str | None:
+    for key in _STRICT_REFUSED:
+        if key in schema:
+            return f"{where or '(root)'}: {key!r}"
+    for key, value in schema.items():
+        children: list[tuple[str, Any]] = []
+        if key in ("properties", "$defs", "definitions") and isinstance(value, dict):
+            children = [(f"{key}.{name}", sub) for name, sub in value.items()]
+        elif key == "items":
+            children = [("items", value)]
+        elif key in ("anyOf", "allOf", "oneOf") and isinstance(value, list):
+            children = [(f"{key}[{index}]", sub) for index, sub in enumerate(value)]
+        for name, sub in children:
+            if not isinstance(sub, dict):
+                continue
+            found = _refused_keyword(sub, f"{where}.{name}" if where else name)
+            if found:
+                return found
+    return None
+
+
+MODEL_REFUSALS = {
+    ("anthropic", "temperature"): "`temperature` is deprecated for this model.",
+    ("openai", "temperature"): (
+        "Unsupported value: 'temperature' does not support 0 with this model. "
+        "Only the default (1) value is supported."
+    ),
+    ("openai", "max_tokens"): (
+        "Unsupported parameter: 'max_tokens' is not supported with this model. "
+        "Use 'max_completion_tokens' instead."
+    ),
+}
+"""What the APIs answer (HTTP 400) when a model refuses a parameter (see ``refuses``)."""
+
+
+def _parameter_refusal(
+    dialect: str, body: dict[str, Any], refuses: frozenset[str]
+) -> tuple[str, str] | None:
+    """(message, param) of the 400 a model refusing ``refuses`` gives this request."""
+    for name in sorted(refuses):
+        if name in body and (dialect, name) in MODEL_REFUSALS:
+            return MODEL_REFUSALS[(dialect, name)], name
     return None
 
 
@@ -138,11 +203,13 @@ def _dialect(path: str) -> str | None:
     return None
 
 
-def _error_body(dialect: str, reply: Reply) -> dict[str, Any]:
+def _error_body(dialect: str, reply: Reply, param: str | None = None) -> dict[str, Any]:
     kind = _ERROR_TYPES.get(reply.status, "api_error")
     if dialect == "anthropic":
         return {"type": "error", "error": {"type": kind, "message": reply.payload}}
-    return {"error": {"message": reply.payload, "type": kind, "code": str(reply.status)}}
+    return {
+        "error": {"message": reply.payload, "type": kind, "param": param, "code": str(reply.status)}
+    }
 
 
 def _anthropic_body(reply: Reply, request: dict[str, Any]) -> dict[str, Any]:
@@ -154,9 +221,11 @@ def _anthropic_body(reply: Reply, request: dict[str, Any]) -> dict[str, Any]:
             {"type": "tool_use", "id": "toolu_loopback", "name": name, "input": reply.payload}
         ]
         stop = "tool_use"
+    elif reply.kind == "refusal":
+        content, stop = [], "refusal"
     else:
         content, stop = [{"type": "text", "text": str(reply.payload)}], "end_turn"
-    return {
+    body: dict[str, Any] = {
         "id": "msg_loopback",
         "type": "message",
         "role": "assistant",
@@ -166,17 +235,27 @@ def _anthropic_body(reply: Reply, request: dict[str, Any]) -> dict[str, Any]:
         "stop_sequence": None,
         "usage": {"input_tokens": 1, "output_tokens": 1},
     }
+    if reply.kind == "refusal":
+        body["stop_details"] = {"type": "refusal", **reply.payload}
+    return body
 
 
 def _openai_body(reply: Reply, request: dict[str, Any]) -> dict[str, Any]:
-    text = json.dumps(reply.payload) if reply.kind == "json" else str(reply.payload)
+    text: str | None = json.dumps(reply.payload) if reply.kind == "json" else str(reply.payload)
+    refusal = None
+    if reply.kind == "refusal":
+        text, refusal = None, reply.payload["explanation"]
     return {
         "id": "chatcmpl-loopback",
         "object": "chat.completion",
         "created": int(time.time()),
         "model": request.get("model", "loopback"),
         "choices": [
-            {"index": 0, "finish_reason": "stop", "message": {"role": "assistant", "content": text}}
+            {
+                "index": 0,
+                "finish_reason": "stop",
+                "message": {"role": "assistant", "content": text, "refusal": refusal},
+            }
         ],
         "usage": {"prompt_tokens": 1, "completion_tokens": 1, "total_tokens": 2},
     }

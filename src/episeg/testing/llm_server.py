@@ -31,6 +31,7 @@ import logging
 import ssl
 import threading
 from collections import deque
+from collections.abc import Collection
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from types import TracebackType
 from typing import Any
@@ -42,6 +43,7 @@ from episeg.testing.llm_replies import (
     _dialect,
     _error_body,
     _openai_body,
+    _parameter_refusal,
     _schema_refusal,
 )
 
@@ -63,9 +65,24 @@ class LoopbackLLMServer:
     tls : ssl.SSLContext or None
         A server-side context (certificate loaded): the server speaks HTTPS and
         its URLs start with ``https://``; ``None`` (default) is plain HTTP.
+    refuses : collection of {"temperature", "max_tokens"}
+        Request parameters the served "model" refuses, as newer models do: a
+        request carrying one gets the API's HTTP 400 for it (Anthropic: a
+        deprecated ``temperature``; OpenAI reasoning models: ``temperature`` 0
+        and ``max_tokens``), before any queued behaviour is taken.
     """
 
-    def __init__(self, *, default: Reply | None = None, tls: ssl.SSLContext | None = None) -> None:
+    def __init__(
+        self,
+        *,
+        default: Reply | None = None,
+        tls: ssl.SSLContext | None = None,
+        refuses: Collection[str] = (),
+    ) -> None:
+        unknown = sorted(set(refuses) - {"temperature", "max_tokens"})
+        if unknown:
+            raise ValueError(f"can refuse only 'temperature' and 'max_tokens', not {unknown}")
+        self.refuses = frozenset(refuses)
         self._default = default
         self._tls = tls
         self._queue: deque[Reply] = deque()
@@ -168,9 +185,13 @@ def _handler_for(server: LoopbackLLMServer) -> type[BaseHTTPRequestHandler]:
                 self._send(404, {"error": {"message": f"unknown path {self.path}"}})
                 return
             refusal = _schema_refusal(dialect, body)
+            param = None
+            if refusal is None:
+                refusal, param = _parameter_refusal(dialect, body, server.refuses) or (None, None)
             if refusal is not None:  # as the real APIs do, before any queued behaviour
                 server._record(record)
-                self._send(400, _error_body(dialect, Reply.error(400, message=refusal)))
+                error = Reply.error(400, message=refusal)
+                self._send(400, _error_body(dialect, error, param))
                 return
             reply = server._next(record)
             if reply is None:
@@ -190,7 +211,8 @@ def _handler_for(server: LoopbackLLMServer) -> type[BaseHTTPRequestHandler]:
             elif reply.kind == "error":
                 headers = {}
                 if reply.retry_after is not None:
-                    headers["retry-after"] = f"{reply.retry_after:g}"
+                    after = reply.retry_after
+                    headers["retry-after"] = after if isinstance(after, str) else f"{after:g}"
                 self._send(reply.status, _error_body(dialect, reply), headers)
             elif dialect == "anthropic":
                 self._send(200, _anthropic_body(reply, body))
