@@ -169,6 +169,30 @@ class TestTransientFailures:
         assert time.monotonic() - start >= 0.9
         assert backend.calls == 2
 
+    def test_x_should_retry_false_is_not_sent_again(
+        self, server: LoopbackLLMServer, make: BackendFactory
+    ) -> None:
+        """A 429 for an exhausted quota says so; both SDKs obey the header, episeg retried."""
+        server.enqueue(Reply.error(429, should_retry=False), Reply.json({"score": 4}))
+        with pytest.raises(BackendUnavailableJudgeError, match="after 1 attempt"):
+            _ask(make(server))
+        assert len(server.requests) == 1
+
+    def test_x_should_retry_true_retries_a_4xx(
+        self, server: LoopbackLLMServer, make: BackendFactory
+    ) -> None:
+        server.enqueue(Reply.error(400, should_retry=True), Reply.json({"score": 4}))
+        assert _ask(make(server)) == {"score": 4}
+        assert len(server.requests) == 2
+
+    def test_payment_required_is_unavailable_not_one_bad_request(
+        self, server: LoopbackLLMServer, make: BackendFactory
+    ) -> None:
+        server.enqueue(Reply.error(402, message="billing"))
+        with pytest.raises(BackendUnavailableJudgeError, match="HTTP 402"):
+            _ask(make(server))
+        assert len(server.requests) == 1
+
     def test_retry_after_is_capped(self, server: LoopbackLLMServer, make: BackendFactory) -> None:
         server.enqueue(Reply.error(429, retry_after=60), Reply.json({"score": 4}))
         policy = RetryPolicy(attempts=2, base_delay=0.0, max_delay=0.1, max_retry_after=0.1)

@@ -197,18 +197,33 @@ def classify_status(status: int, headers: object, detail: str) -> Failure:
     """The shared HTTP status policy of every backend.
 
     408, 409, 429, 5xx and Anthropic's 529 *overloaded* are transient and
-    retried; 401/403/404 mean the server is unusable as configured
+    retried; 401/402/403/404 mean the server is unusable as configured
     (unavailable); other 4xx mean it rejected this request
-    (``RequestRejectedError``, a ``JudgeError``).
+    (``RequestRejectedError``, a ``JudgeError``). An ``x-should-retry`` header
+    overrides the retry (``false``: a 429 for an exhausted quota is not sent
+    again; ``true``: a 4xx the server calls transient is).
     """
     message = f"HTTP {status}: {detail}"
-    if status in (408, 409, 429) or status >= 500:
+    should = _should_retry(headers)
+    if status in (408, 409, 429) or status >= 500 or (should is True and status != 402):
         return Failure(
-            message, retryable=True, unavailable=True, retry_after=parse_retry_after(headers)
+            message,
+            retryable=should is not False,
+            unavailable=True,
+            retry_after=parse_retry_after(headers),
         )
-    if status in (401, 403, 404):
+    if status in (401, 402, 403, 404):  # 402: billing; every request fails until it is settled
         return Failure(message, retryable=False, unavailable=True)
     return Failure(message, retryable=False, unavailable=False, rejected=True)
+
+
+def _should_retry(headers: object) -> bool | None:
+    """The server's ``x-should-retry`` verdict (both SDKs obey it), ``None`` if absent."""
+    get = getattr(headers, "get", None)
+    value = get("x-should-retry") if callable(get) else None
+    if value == "true":
+        return True
+    return False if value == "false" else None
 
 
 def classify_local(exc: Exception) -> Failure | None:

@@ -41,6 +41,7 @@ class Reply:
     status: int = 200
     retry_after: float | str | None = None
     delay: float = 0.0
+    should_retry: bool | None = None
 
     @classmethod
     def json(cls, data: dict[str, Any], *, delay: float = 0.0) -> Reply:
@@ -70,12 +71,19 @@ class Reply:
         *,
         retry_after: float | str | None = None,
         message: str = "simulated error",
+        should_retry: bool | None = None,
     ) -> Reply:
         """An API error in the dialect of the endpoint, with optional ``retry-after``
-        (seconds, or a string sent as is, e.g. an HTTP-date)."""
+        (seconds, or a string sent as is, e.g. an HTTP-date) and ``x-should-retry``."""
         if not 400 <= status <= 599:
             raise ValueError(f"error status must be in 400-599, got {status}")
-        return cls("error", payload=message, status=status, retry_after=retry_after)
+        return cls(
+            "error",
+            payload=message,
+            status=status,
+            retry_after=retry_after,
+            should_retry=should_retry,
+        )
 
     @classmethod
     def overloaded(cls, *, retry_after: float | None = None) -> Reply:

@@ -213,6 +213,8 @@ def _handler_for(server: LoopbackLLMServer) -> type[BaseHTTPRequestHandler]:
                 if reply.retry_after is not None:
                     after = reply.retry_after
                     headers["retry-after"] = after if isinstance(after, str) else f"{after:g}"
+                if reply.should_retry is not None:
+                    headers["x-should-retry"] = "true" if reply.should_retry else "false"
                 self._send(reply.status, _error_body(dialect, reply), headers)
             elif dialect == "anthropic":
                 self._send(200, _anthropic_body(reply, body))
