@@ -20,6 +20,7 @@ from __future__ import annotations
 
 import gc
 import os
+import resource
 import shutil
 import sys
 import tempfile
@@ -53,7 +54,21 @@ def ram_temp_root(candidate: Path = RAM_DISK) -> Path | None:
     return candidate if stat.f_bavail * stat.f_frsize >= _MIN_FREE_BYTES else None
 
 
+def raise_open_file_limit(want: int = 16_384) -> None:
+    """Lift the soft limit on open files toward ``want`` (never above the hard limit).
+
+    chromadb's shared system cache keeps each test's client and its files open for the
+    process's life; a machine whose soft limit is the common 1,024 must not fail the
+    suite on that (a subprocess the tests start inherits the raised limit).
+    """
+    soft, hard = resource.getrlimit(resource.RLIMIT_NOFILE)
+    ceiling = want if hard == resource.RLIM_INFINITY else min(want, hard)
+    if soft != resource.RLIM_INFINITY and soft < ceiling:
+        resource.setrlimit(resource.RLIMIT_NOFILE, (ceiling, hard))
+
+
 def pytest_configure(config: pytest.Config) -> None:
+    raise_open_file_limit()
     if "not slow" in (config.option.markexpr or ""):
         property_budget.use_fast_tier()
         settings.load_profile("fast")
