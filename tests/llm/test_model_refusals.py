@@ -176,3 +176,13 @@ def _episode(text: str) -> Episode:
     return Episode(
         id="e", user="u", session="s", turns=turns, summary="", opened_at=0.0, closed_at=1.0
     )
+
+
+def test_a_model_thinking_by_default_is_offered_the_tool_instead_of_forced() -> None:
+    """Forcing a tool is refused while thinking is on; such a model failed every call."""
+    with LoopbackLLMServer(refuses={"tool_choice"}, default=Reply.json({"score": 3})) as server:
+        backend = AnthropicBackend(base_url=server.anthropic_url, api_key="k", retry=ONE)
+        assert _ask(backend) == {"score": 3}
+        assert _ask(backend) == {"score": 3}
+        choices = [r.body["tool_choice"] for r in server.requests]
+    assert choices == [{"type": "tool", "name": "rate"}, {"type": "auto"}, {"type": "auto"}]

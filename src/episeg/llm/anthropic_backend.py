@@ -1,9 +1,10 @@
 """Structured output from the Anthropic Messages API through a forced, strict tool.
 
-The model must call the one tool offered (``tool_choice={"type": "tool"}``),
-so its answer is the tool input; integer ranges are expressed as ``enum``
-because the API does not enforce ``minimum``/``maximum``. The reply is checked
-against the schema here as well: a server may still send anything.
+The model must call the one tool offered (``tool_choice={"type": "tool"}``; a
+model that thinks by default refuses that, and is then offered the tool with
+``{"type": "auto"}``), so its answer is the tool input; integer ranges are
+expressed as ``enum``, since strict tools take no ``minimum``/``maximum``. The
+reply is checked against the schema here as well: a server may still send anything.
 
 >>> from episeg.llm import AnthropicBackend
 >>> from episeg.testing import LoopbackLLMServer, Reply
@@ -22,6 +23,7 @@ against the schema here as well: a server may still send anything.
 from __future__ import annotations
 
 import json
+import logging
 import os
 from collections.abc import Callable
 from typing import TYPE_CHECKING, Any
@@ -52,6 +54,8 @@ if TYPE_CHECKING:
     import anthropic
 
 __all__ = ["AnthropicBackend"]
+
+log = logging.getLogger(__name__)
 
 DEFAULT_ANTHROPIC_MODEL = "claude-haiku-4-5"
 
@@ -108,6 +112,7 @@ class AnthropicBackend:
             raise ConfigError(f"temperature must be in [0, 1] or None, got {temperature}")
         self._model = model
         self._options = RequestOptions(temperature=temperature, max_tokens=max_tokens)
+        self._force_tool = True  # until a model thinking by default refuses it
         self._max_tokens = max_tokens
         self._retry = retry or RetryPolicy()
         self._counter = RequestCounter()
@@ -146,7 +151,14 @@ class AnthropicBackend:
 
         if not isinstance(exc, anthropic.BadRequestError):
             return False
-        return self._options.adapt(scrub(str(exc.message), self._secrets), model=self.name)
+        message = scrub(str(exc.message), self._secrets)
+        if self._force_tool and "tool_choice" in message and "thinking" in message.lower():
+            # a model that thinks by default cannot be forced to a tool: offer it instead
+            # (the prompt asks for the tool alone, and the reply must still be that tool)
+            self._force_tool = False
+            log.warning("%s refused a forced tool (%s): offered from now on", self.name, message)
+            return True
+        return self._options.adapt(message, model=self.name)
 
     def complete(
         self, *, system: str, prompt: str, tool_name: str, schema: dict[str, Any]
@@ -167,7 +179,9 @@ class AnthropicBackend:
                         "strict": True,
                     }
                 ],
-                tool_choice={"type": "tool", "name": tool_name},
+                tool_choice=(
+                    {"type": "tool", "name": tool_name} if self._force_tool else {"type": "auto"}
+                ),
                 extra_body=self._sampling(),
             )
 

@@ -189,6 +189,7 @@ MODEL_REFUSALS = {
         "Unsupported parameter: 'max_tokens' is not supported with this model. "
         "Use 'max_completion_tokens' instead."
     ),
+    ("anthropic", "tool_choice"): "Thinking may not be enabled when tool_choice forces tool use.",
 }
 """What the APIs answer (HTTP 400) when a model refuses a parameter (see ``refuses``)."""
 
@@ -198,6 +199,10 @@ def _parameter_refusal(
 ) -> tuple[str, str] | None:
     """(message, param) of the 400 a model refusing ``refuses`` gives this request."""
     for name in sorted(refuses):
+        if name == "tool_choice":  # a model thinking by default refuses only a forced tool
+            choice = body.get("tool_choice")
+            if not isinstance(choice, dict) or choice.get("type") not in ("tool", "any"):
+                continue
         if name in body and (dialect, name) in MODEL_REFUSALS:
             return MODEL_REFUSALS[(dialect, name)], name
     return None

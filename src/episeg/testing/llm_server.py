@@ -65,11 +65,12 @@ class LoopbackLLMServer:
     tls : ssl.SSLContext or None
         A server-side context (certificate loaded): the server speaks HTTPS and
         its URLs start with ``https://``; ``None`` (default) is plain HTTP.
-    refuses : collection of {"temperature", "max_tokens"}
+    refuses : collection of {"temperature", "max_tokens", "tool_choice"}
         Request parameters the served "model" refuses, as newer models do: a
         request carrying one gets the API's HTTP 400 for it (Anthropic: a
-        deprecated ``temperature``; OpenAI reasoning models: ``temperature`` 0
-        and ``max_tokens``), before any queued behaviour is taken.
+        deprecated ``temperature``, a forced ``tool_choice`` on a model that
+        thinks by default; OpenAI reasoning models: ``temperature`` 0 and
+        ``max_tokens``), before any queued behaviour is taken.
     """
 
     def __init__(
@@ -79,9 +80,9 @@ class LoopbackLLMServer:
         tls: ssl.SSLContext | None = None,
         refuses: Collection[str] = (),
     ) -> None:
-        unknown = sorted(set(refuses) - {"temperature", "max_tokens"})
+        unknown = sorted(set(refuses) - {"temperature", "max_tokens", "tool_choice"})
         if unknown:
-            raise ValueError(f"can refuse only 'temperature' and 'max_tokens', not {unknown}")
+            raise ValueError(f"can refuse temperature, max_tokens or tool_choice, not {unknown}")
         self.refuses = frozenset(refuses)
         self._default = default
         self._tls = tls
