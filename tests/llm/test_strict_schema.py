@@ -92,7 +92,10 @@ def test_loopback_refuses_a_strict_schema_as_the_real_apis_do(
     import openai
 
     server.enqueue(Reply.json({"n": 1}))
-    tool = {"type": "object", "properties": {"n": {"type": "integer", "minimum": 1}}}
+    tool: dict[str, Any] = {
+        "type": "object",
+        "properties": {"n": {"type": "integer", "minimum": 1}},
+    }
     if dialect == "anthropic":
         client = anthropic.Anthropic(base_url=server.anthropic_url, api_key="k", max_retries=0)
         with pytest.raises(anthropic.BadRequestError, match="'minimum' is not supported"):
@@ -100,7 +103,7 @@ def test_loopback_refuses_a_strict_schema_as_the_real_apis_do(
                 model="m",
                 max_tokens=8,
                 messages=[{"role": "user", "content": "hi"}],
-                tools=[{"name": "t", "input_schema": tool, "strict": True}],  # type: ignore[list-item, typeddict-unknown-key]
+                tools=[{"name": "t", "input_schema": tool, "strict": True}],
             )
     else:
         oclient = openai.OpenAI(base_url=server.openai_url, api_key="k", max_retries=0)
