@@ -62,6 +62,20 @@ class TestCliIngest:
         assert sum(e["turn_count"] for e in episodes) == 20
         assert {e["user"] for e in episodes} == {"alice"}
 
+    def test_the_ids_the_text_listing_prints_are_the_ids_commands_take(
+        self, store: str, capsys: pytest.CaptureFixture[str]
+    ) -> None:
+        """The listing printed 8 characters, which `episode`, `used`, `edit` and `forget`
+        refused ("has no episode"), though the docs say to take the ID from it."""
+        capsys.readouterr()
+        assert main(["episodes", "--path", store, "--user", "alice"]) == 0
+        first = next(
+            line for line in capsys.readouterr().out.splitlines() if line.startswith("[1]")
+        )
+        printed = first.split()[1]
+        episode = run_json(capsys, "episode", "--path", store, "--user", "alice", printed)
+        assert episode["id"] == printed
+
     def test_stdin_defaults_and_assigned_timestamps(
         self, tmp_path: Path, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
     ) -> None:

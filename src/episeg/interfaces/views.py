@@ -93,7 +93,7 @@ def episode_lines(number: int, episode: Episode, *, turns: bool = False) -> list
     ...              turns=(Turn(actor="user", text="deploy prod", ts=0.0, id="s:0"),),
     ...              opened_at=0.0, closed_at=0.0)
     >>> header, *rest = episode_lines(1, ep, turns=True)
-    >>> header.startswith("[1] e1234567  episode  session s  turns s:0..s:0 (1)  1970-01-01")
+    >>> header.startswith("[1] e1234567890  episode  session s  turns s:0..s:0 (1)  1970-01-01")
     True
     >>> print(*rest, sep=chr(10))
         summary  : deploy prod
@@ -101,10 +101,10 @@ def episode_lines(number: int, episode: Episode, *, turns: bool = False) -> list
           user: deploy prod
     """
     ep = episode
-    kind = f"sub-episode of {ep.parent_id[:8]}" if ep.parent_id else "episode"
+    kind = f"sub-episode of {ep.parent_id}" if ep.parent_id else "episode"
     first, last = (ep.turns[0].id, ep.turns[-1].id) if ep.turns else ("?", "?")
     lines = [
-        f"[{number}] {ep.id[:8]}  {kind}  session {ep.session}  turns {first}..{last} "
+        f"[{number}] {ep.id}  {kind}  session {ep.session}  turns {first}..{last} "
         f"({len(ep.turns)})  {when_text(ep.opened_at)}  salience {salience_text(ep.salience)}"
         + (f"  recalled {ep.recall_count}x" if ep.recall_count else "")
         + ("  [archived]" if ep.archived else "")
