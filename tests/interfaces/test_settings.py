@@ -63,6 +63,9 @@ class TestSources:
             ({"EPISEG_JUDGE__KIND": "gpt"}, "invalid episeg settings"),
             ({"EPISEG_JUDGE__KIND": "openai"}, "needs a model"),
             ({"EPISEG_CONFIG": "/nonexistent/episeg.toml"}, "no such file"),
+            # a misspelt section was ignored: the offline judge silently kept (review 10)
+            ({"EPISEG_JUDG__KIND": "openai"}, "EPISEG_JUDG__KIND: no settings section 'judg'"),
+            ({"EPISEG_RECAL__WARM_CACHE": "true"}, "no settings section 'recal'"),
         ],
     )
     def test_invalid_settings_are_config_errors(

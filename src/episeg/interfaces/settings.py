@@ -189,6 +189,7 @@ class EpisegSettings(BaseSettings):
         dotenv_settings: PydanticBaseSettingsSource,
         file_secret_settings: PydanticBaseSettingsSource,
     ) -> tuple[PydanticBaseSettingsSource, ...]:
+        _refuse_unknown_sections(settings_cls)
         toml = _config_file()
         sources: list[PydanticBaseSettingsSource] = [init_settings, env_settings]
         if toml is not None:
@@ -258,6 +259,18 @@ class EpisegSettings(BaseSettings):
                 retry=retry,
             )
         return LLMSalienceScorer(backend)
+
+
+def _refuse_unknown_sections(settings_cls: type[BaseSettings]) -> None:
+    """``EPISEG_JUDG__KIND`` (no such section) is an error; pydantic-settings ignored it. A
+    one-level typo cannot be told from ``EPISEG_KEYS_FILE`` and the like: unchecked."""
+    for name in sorted(os.environ):
+        if not name.upper().startswith("EPISEG_") or "__" not in name:
+            continue
+        section = name[len("EPISEG_") :].split("__", 1)[0].lower()
+        if section not in settings_cls.model_fields:
+            known = ", ".join(sorted(settings_cls.model_fields))
+            raise ConfigError(f"{name}: no settings section {section!r}; sections: {known}")
 
 
 def _config_file() -> str | None:
