@@ -146,7 +146,7 @@ class AnthropicBackend:
         return self._deadline.run(send)
 
     def _adapt(self, exc: Exception) -> bool:
-        """True if ``exc`` is a 400 refusing the temperature, now no longer sent."""
+        """True if ``exc`` is a 400 refusing a forced tool or the temperature, now changed."""
         import anthropic  # loaded by the constructor already
 
         if not isinstance(exc, anthropic.BadRequestError):
