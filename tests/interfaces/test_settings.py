@@ -14,7 +14,7 @@ from pathlib import Path
 
 import pytest
 
-from episeg.config import RecallConfig
+from episeg.config import ForgettingConfig, RecallConfig
 from episeg.errors import ConfigError
 from episeg.interfaces.cli import EXIT_BAD_INPUT, main
 from episeg.interfaces.runtime import open_memory
@@ -96,6 +96,34 @@ class TestSources:
             toml.write_text(f"[recall]\n{bad}\n")
             with pytest.raises(ConfigError, match="invalid episeg settings"):
                 load_settings()
+
+    def test_forgetting_from_the_file_reaches_maintain(
+        self, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+    ) -> None:
+        """`[forgetting]` was no settings section: a CLI or service user could not lengthen
+        the ~2-day horizon after which `maintain --archive` hides unconfirmed episodes."""
+        assert load_settings().config().forgetting == ForgettingConfig()
+
+        def archived_by_maintain(folder: str) -> int:
+            memory = open_memory(tmp_path / folder, embedder=HashingEmbedder(dim=32))
+            try:
+                for n in range(3):  # a conversation of 2023: older than two days
+                    memory.observe(Turn(actor="user", text=f"deploy step {n}", ts=1.7e9 + n))
+                memory.flush()
+                return memory.maintain("default", archive=True).archived
+            finally:
+                memory.close()
+
+        assert archived_by_maintain("default") == 1
+        toml = tmp_path / "conf.toml"
+        toml.write_text("[forgetting]\ninitial_days = 36500\narchive_floor = 0.01\n")
+        monkeypatch.setenv("EPISEG_CONFIG", str(toml))
+        forgetting = load_settings().config().forgetting
+        assert (forgetting.initial_days, forgetting.archive_floor) == (36500.0, 0.01)
+        assert archived_by_maintain("long") == 0
+        monkeypatch.setenv("EPISEG_FORGETTING__INITIAL_DAYS", "0")
+        with pytest.raises(ConfigError, match="invalid episeg settings"):
+            load_settings()
 
     @pytest.mark.parametrize(
         ("text", "key"),

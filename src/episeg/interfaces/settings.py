@@ -21,6 +21,9 @@ variable's text is read as JSON first. A file that is not UTF-8 TOML is a
     warm_cache = false                  # true: keep each tenant's episodes decoded in memory
     cache_episodes = 256                # per tenant (docs/DEPLOYMENT.md, large tenants)
     count_summaries = false             # true: max_words also counts summaries and dates
+    [forgetting]
+    initial_days = 1.0                  # strength of an unconfirmed episode (R = exp(-t/S))
+    archive_floor = 0.05                # maintain --archive: below this retention
     [store]
     sync_threshold = 1                  # writes per vector-index persist (docs/DEPLOYMENT.md)
     [judge]
@@ -41,21 +44,15 @@ Value error, kind 'openai' needs a model
 
 from __future__ import annotations
 
-import json
 import logging
 import os
 import tomllib
 from pathlib import Path
-from typing import Annotated, Any, Literal, Self
+from typing import Any
 
 from pydantic import (
-    BaseModel,
-    BeforeValidator,
-    ConfigDict,
     Field,
-    Strict,
     ValidationError,
-    model_validator,
 )
 from pydantic_settings import (
     BaseSettings,
@@ -67,12 +64,22 @@ from pydantic_settings import (
 from episeg.config import (
     EmbeddingConfig,
     EpisegConfig,
+    ForgettingConfig,
     IntakeConfig,
     RecallConfig,
     StoreConfig,
 )
 from episeg.defaults import DEFAULT, Default
 from episeg.errors import ConfigError
+from episeg.interfaces.settings_sections import (
+    ForgettingSettings,
+    JudgeSettings,
+    LLMSettings,
+    Number,
+    RecallSettings,
+    ScorerSettings,
+    StoreSettings,
+)
 from episeg.types import EmbedderBackend
 from episeg.typing import Judge, SalienceScorer
 
@@ -81,85 +88,6 @@ __all__ = ["EpisegSettings", "LLMSettings", "load_settings"]
 CONFIG_ENV = "EPISEG_CONFIG"
 log = logging.getLogger("episeg.settings")
 DEFAULT_FILE = "episeg.toml"
-
-
-def _as_json(value: object) -> object:
-    """A text value read as JSON, as ``--set`` reads one (``"true"``, ``"256"``); else as is."""
-    if isinstance(value, str):
-        try:
-            return json.loads(value)
-        except ValueError:
-            return value
-    return value
-
-
-# A bool, int or number setting is what --set, HTTP and MCP accept: JSON's true/false
-# and numbers (from an environment variable: their text), not "yes", 1 for true, 1.0 for 1.
-Bool = Annotated[bool, Strict(), BeforeValidator(_as_json)]
-Int = Annotated[int, Strict(), BeforeValidator(_as_json)]
-Number = Annotated[float, Strict(), BeforeValidator(_as_json)]
-
-
-class LLMSettings(BaseModel):
-    """Which model judges (or scores) and how to reach it."""
-
-    model_config = ConfigDict(extra="forbid", frozen=True)
-    kind: str
-    model: str | None = None
-    base_url: str | None = None
-    api_key_env: str | None = Field(
-        default=None, description="environment variable holding the API key"
-    )
-    timeout: Number = Field(default=10.0, gt=0, le=600)
-
-    @model_validator(mode="after")
-    def _needs_model(self) -> Self:
-        if self.kind == "openai" and not self.model:
-            raise ValueError("kind 'openai' needs a model")
-        given = [
-            n for n in ("model", "base_url", "api_key_env", "timeout") if n in self.model_fields_set
-        ]
-        if self.kind not in ("anthropic", "openai") and given:  # no LLM asked
-            if "kind" not in self.model_fields_set:  # the offline default: kind forgotten?
-                raise ValueError(
-                    f"{given} configure an LLM, but no kind names one (the default "
-                    f"{self.kind!r} asks none): set kind"
-                )
-            log.warning("kind %r asks no LLM: %s are not used", self.kind, given)
-        return self
-
-    def api_key(self) -> str | None:
-        """The key in ``api_key_env`` (``None``: the SDK reads its own, e.g. ANTHROPIC_API_KEY)."""
-        if self.api_key_env is None:
-            return None
-        key = os.environ.get(self.api_key_env)
-        if not key:
-            raise ConfigError(f"environment variable {self.api_key_env} (api_key_env) is not set")
-        return key
-
-
-class JudgeSettings(LLMSettings):
-    kind: Literal["local", "anthropic", "openai", "none"] = "local"
-
-
-class ScorerSettings(LLMSettings):
-    kind: Literal["anchored", "anthropic", "openai", "none"] = "anchored"
-
-
-class RecallSettings(BaseModel):
-    """``[recall]``: the episode cache and the budget (:class:`~episeg.config.RecallConfig`)."""
-
-    model_config = ConfigDict(extra="forbid", frozen=True)
-    warm_cache: Bool = False
-    cache_episodes: Int = Field(default=256, ge=0)
-    count_summaries: Bool = False
-
-
-class StoreSettings(BaseModel):
-    """``[store]``: how the tenants' collections are made (:class:`~episeg.config.StoreConfig`)."""
-
-    model_config = ConfigDict(extra="forbid", frozen=True)
-    sync_threshold: Int = Field(default=1, ge=1)
 
 
 class EpisegSettings(BaseSettings):
@@ -172,6 +100,7 @@ class EpisegSettings(BaseSettings):
     judge: JudgeSettings = JudgeSettings()
     scorer: ScorerSettings = ScorerSettings()
     recall: RecallSettings = RecallSettings()
+    forgetting: ForgettingSettings = ForgettingSettings()
     store: StoreSettings = StoreSettings()
     idle_timeout: Number = Field(
         default=1800.0,
@@ -200,7 +129,7 @@ class EpisegSettings(BaseSettings):
 
     def config(self) -> EpisegConfig:
         """The :class:`EpisegConfig` these settings imply (embedder, idle timeout, recall
-        cache, the store's ``sync_threshold``)."""
+        cache, forgetting, the store's ``sync_threshold``)."""
         return EpisegConfig(
             embedding=EmbeddingConfig(backend=self.embedding_backend),
             intake=IntakeConfig(idle_timeout=self.idle_timeout),
@@ -208,6 +137,11 @@ class EpisegSettings(BaseSettings):
                 warm_cache=self.recall.warm_cache,
                 cache_episodes=self.recall.cache_episodes,
                 count_summaries=self.recall.count_summaries,
+            ),
+            forgetting=ForgettingConfig(
+                initial_days=self.forgetting.initial_days,
+                growth_days=self.forgetting.growth_days,
+                archive_floor=self.forgetting.archive_floor,
             ),
             store=StoreConfig(sync_threshold=self.store.sync_threshold),
         )
