@@ -14,6 +14,7 @@ from mcp import Client
 from mcp.client.stdio import StdioServerParameters
 
 from episeg.interfaces.mcp_server import create_server
+from episeg.interfaces.runtime import package_version
 from episeg.interfaces.transcript import read_transcript
 from episeg.memory import Memory
 from episeg.testing import HashingEmbedder
@@ -140,6 +141,21 @@ class TestMcpServer:
 
 class TestMcpInProcess:
     """The same server over the SDK's in-memory transport: forget, used, tool errors."""
+
+    def test_the_server_names_its_version(self, tmp_path: Path) -> None:
+        """`initialize` answered `serverInfo.version` "" (the SDK's default)."""
+        memory = Memory(path=tmp_path, embedder=HashingEmbedder(dim=64), judge=None, scorer=None)
+
+        async def run() -> Any:
+            async with Client(create_server(memory, "alice")) as client:
+                return client.server_info
+
+        try:
+            info = asyncio.run(run())
+        finally:
+            memory.close()
+        assert info.name == "episeg"
+        assert info.version == package_version() and info.version != ""
 
     def test_forget_used_and_errors(self, tmp_path: Path) -> None:
         memory = Memory(path=tmp_path, embedder=HashingEmbedder(dim=64), judge=None, scorer=None)

@@ -66,6 +66,7 @@ from episeg.interfaces.mcp_models import (
 )
 from episeg.interfaces.mcp_stdio import serve_stdio
 from episeg.interfaces.messages import recorded_times, turns_from_messages
+from episeg.interfaces.runtime import package_version
 from episeg.memory import Memory
 from episeg.store.tenants import validate_tenant
 from episeg.types import Actor, Episode, Turn, TurnType
@@ -99,7 +100,9 @@ def _guard(call: Callable[[], _T]) -> _T:
 def create_server(memory: Memory, user: str) -> MCPServer:
     """The MCP server whose tools act on ``user``'s memory only."""
     tenant = validate_tenant(user)
-    server: MCPServer = MCPServer(name="episeg", instructions=_INSTRUCTIONS)
+    server: MCPServer = MCPServer(
+        name="episeg", version=package_version(), instructions=_INSTRUCTIONS
+    )
 
     def closed(episodes: list[Episode]) -> Closed:
         return Closed(closed=[EpisodeBrief.of(e) for e in episodes])

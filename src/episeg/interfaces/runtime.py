@@ -17,6 +17,7 @@ episeg.errors.ConfigError: --chroma-url must look like http://host:port, got 'ft
 from __future__ import annotations
 
 from collections.abc import Iterator
+from importlib.metadata import PackageNotFoundError, version
 from pathlib import Path
 from urllib.parse import urlsplit
 
@@ -116,3 +117,15 @@ def all_episodes(store: EpisodeStore, *, include_archived: bool = False) -> Iter
         if len(page) < _PAGE:
             return
         offset += len(page)
+
+
+def package_version() -> str:
+    """episeg's installed version, as the HTTP service and the MCP server report it.
+
+    >>> package_version() != ""
+    True
+    """
+    try:
+        return version("episeg")
+    except PackageNotFoundError:  # running from a source tree that is not installed
+        return "0+unknown"

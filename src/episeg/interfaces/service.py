@@ -26,7 +26,6 @@ to scale out, run replicas behind a proxy that routes each key to one replica
 import time
 from collections.abc import AsyncIterator, Mapping, Sequence
 from contextlib import asynccontextmanager
-from importlib.metadata import PackageNotFoundError, version
 from typing import Annotated
 
 from fastapi import Depends, FastAPI, HTTPException, Query, Security
@@ -37,6 +36,7 @@ from episeg.durability.idle import IdleTicker
 from episeg.errors import TenantError
 from episeg.interfaces.messages import recorded_times, turns_from_messages
 from episeg.interfaces.metrics import MetricsMiddleware, ServiceMetrics
+from episeg.interfaces.runtime import package_version
 from episeg.interfaces.service_auth import BodyLimit, KeyRing, OneAuthorization
 from episeg.interfaces.service_depth import DepthLimit
 from episeg.interfaces.service_errors import JournalHealth, install_error_handlers
@@ -70,13 +70,6 @@ _DESCRIPTION = (
 )
 
 
-def _version() -> str:
-    try:
-        return version("episeg")
-    except PackageNotFoundError:  # running from a source tree that is not installed
-        return "0+unknown"
-
-
 def create_app(
     memory: Memory,
     keys: KeyRing | Mapping[str, str],
@@ -100,7 +93,9 @@ def create_app(
         finally:
             ticker.stop()
 
-    app = FastAPI(title="episeg", version=_version(), description=_DESCRIPTION, lifespan=lifespan)
+    app = FastAPI(
+        title="episeg", version=package_version(), description=_DESCRIPTION, lifespan=lifespan
+    )
     # inside BodyLimit (a body over the size cap is never read); an import names its bad line
     app.add_middleware(DepthLimit, raw_paths=["/v1/import"])
     app.add_middleware(BodyLimit, max_bytes=max_body_bytes)
