@@ -127,7 +127,10 @@ class TestRecaller:
     def test_reinforcement_grows_and_recency_resets(self, store: ChromaEpisodeStore) -> None:
         store.add([ep("a", vec=[1, 0, 0], closed_at=0.0), ep("b", vec=[0, 1, 0], closed_at=0.0)])
         clock = iter([10 * H, 30 * H])
-        cfg = EpisegConfig(forgetting=ForgettingConfig(initial_days=1.0, growth_days=2.0))
+        # the MemoryBank arithmetic alone: salience plays no part in the starting strength
+        cfg = EpisegConfig(
+            forgetting=ForgettingConfig(initial_days=1.0, growth_days=2.0, salience_boost=0.0)
+        )
         rec = Recaller(store, HashingEmbedder(dim=3), config=cfg, clock=lambda: next(clock))
         first = rec.recall(np.array([1.0, 0.0, 0.0]), k=1)
         assert [se.episode.id for se in first] == ["a"]

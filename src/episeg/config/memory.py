@@ -171,20 +171,26 @@ class ForgettingConfig(_Section):
     """MemoryBank-style strength and the maintenance pass (:mod:`episeg.recall.forgetting`).
 
     initial_days : float, default 1.0
-        Strength S of a never-recalled episode, in days (> 0).
+        Strength S of a never-used, unscored (or salience 1) episode, in days (> 0).
+    salience_boost : float, default 9.0
+        The write-time salience sets the starting strength:
+        ``S0 = initial_days * (1 + salience_boost * (score - 1) / 9)``, so with the
+        defaults a score of n starts at n days (0: salience plays no part).
     growth_days : float, default 1.0
-        Added to S on each recall (R = exp(-t / S), t in days).
+        Added to S on each confirmed use (R = exp(-t / S), t in days).
     archive_floor : float, default 0.05
         ``maintain(archive=True)`` archives episodes whose retention R falls below.
     """
 
     section: ClassVar[str] = "forgetting"
     initial_days: float = 1.0
+    salience_boost: float = 9.0
     growth_days: float = 1.0
     archive_floor: float = 0.05
 
     def __post_init__(self) -> None:
         _num(self.section, "initial_days", self.initial_days, 0.0, low_open=True)
+        _num(self.section, "salience_boost", self.salience_boost, 0.0)
         _num(self.section, "growth_days", self.growth_days, 0.0)
         _num(self.section, "archive_floor", self.archive_floor, 0.0, 1.0)
 

@@ -23,6 +23,7 @@ variable's text is read as JSON first. A file that is not UTF-8 TOML is a
     count_summaries = false             # true: max_words also counts summaries and dates
     [forgetting]
     initial_days = 1.0                  # strength of an unconfirmed episode (R = exp(-t/S))
+    salience_boost = 9.0                # salience n starts at n days (0: salience plays no part)
     archive_floor = 0.05                # maintain --archive: below this retention
     [store]
     sync_threshold = 1                  # writes per vector-index persist (docs/DEPLOYMENT.md)
@@ -140,6 +141,7 @@ class EpisegSettings(BaseSettings):
             ),
             forgetting=ForgettingConfig(
                 initial_days=self.forgetting.initial_days,
+                salience_boost=self.forgetting.salience_boost,
                 growth_days=self.forgetting.growth_days,
                 archive_floor=self.forgetting.archive_floor,
             ),

@@ -117,11 +117,13 @@ class ForgettingSettings(BaseModel):
     """``[forgetting]``: how fast unconfirmed episodes fade (``ForgettingConfig``).
 
     Retention is ``exp(-t / S)`` with ``t`` the days since the episode closed, by its own
-    turn times; ``S`` starts at ``initial_days`` and grows by ``growth_days`` with each
-    confirmed use; ``maintain --archive`` archives below ``archive_floor``.
+    turn times; ``S`` starts at ``initial_days * (1 + salience_boost * (score - 1) / 9)``
+    and grows by ``growth_days`` with each confirmed use; ``maintain --archive`` archives
+    below ``archive_floor``.
     """
 
     model_config = ConfigDict(extra="forbid", frozen=True)
     initial_days: Number = Field(default=1.0, gt=0, le=36500)
+    salience_boost: Number = Field(default=9.0, ge=0, le=1000)
     growth_days: Number = Field(default=1.0, ge=0, le=36500)
     archive_floor: Number = Field(default=0.05, ge=0, le=1)

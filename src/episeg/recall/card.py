@@ -45,6 +45,7 @@ class EpisodeCard:
     archived: bool
     metadata: Mapping[str, MetaScalar] = field(default_factory=dict, hash=False)
     summary_words: int = 0
+    pinned: bool = False
 
     @property
     def n_turns(self) -> int:
@@ -66,6 +67,7 @@ class EpisodeCard:
             archived=ep.archived,
             metadata=ep.metadata,
             summary_words=len(ep.summary.split()),
+            pinned=ep.pinned,
         )
 
 

@@ -4,8 +4,11 @@ Rules (times in seconds since the epoch, ``t`` in days since the episode's
 last access, falling back to ``closed_at`` when it was never recalled):
 
 * **Strength** ``S`` (days). A stored episode starts at
-  ``config.forgetting.initial_days`` (``S0``). Each recall sets
-  ``S = max(S, S0) + config.forgetting.growth_days``, so after ``n`` recalls
+  ``S0 = initial_days * (1 + salience_boost * importance)``, ``importance`` being its
+  write-time salience normalised to [0, 1] (0 when unscored): the seed's "the write-time
+  score is the starting weight; the read pattern adjusts it". With the defaults (1 day,
+  boost 9) a score of ``n`` starts at ``n`` days. Each confirmed use sets
+  ``S = max(S, S0) + config.forgetting.growth_days``, so after ``n`` uses
   ``S = S0 + n * growth``.
 * **Retention** ``R = exp(-t / S)``.
 * **Decay of unused memories** (:func:`maintain`). A never-recalled episode
@@ -23,13 +26,18 @@ last access, falling back to ``closed_at`` when it was never recalled):
   :func:`maintain` never decays nor archives them.
 
 >>> from episeg.config import EpisegConfig
->>> from episeg.recall.forgetting import reinforce, retention
+>>> import dataclasses
+>>> from episeg.recall.forgetting import reinforce, retention, starting_strength
 >>> from episeg.types import Episode
 >>> cfg = EpisegConfig()
 >>> ep = Episode(id="e", user="u", session="s", turns=(), summary="",
 ...              opened_at=0.0, closed_at=0.0)
->>> round(retention(ep, config=cfg, now=86400.0), 4)  # 1 day, never recalled
+>>> round(retention(ep, config=cfg, now=86400.0), 4)  # 1 day, never recalled, unscored
 0.2317
+>>> from episeg.types import Salience
+>>> salient = dataclasses.replace(ep, salience=Salience(score=10, scorer="llm", reason=""))
+>>> starting_strength(salient, config=cfg), round(retention(salient, config=cfg, now=86400.0), 4)
+(10.0, 0.9003)
 >>> again = reinforce(ep, config=cfg, now=86400.0)
 >>> again.recall_count, again.strength, again.last_accessed
 (1, 2.0, 86400.0)
@@ -55,6 +63,9 @@ __all__ = [
     "maintain",
     "reinforce",
     "retention",
+    "retention_from",
+    "starting_strength",
+    "strength_from_importance",
 ]
 
 _DAY = 86400.0
@@ -67,27 +78,58 @@ def age_days(episode: Episode, *, now: float) -> float:
     return max(0.0, (now - ref) / _DAY)
 
 
+def starting_strength(episode: Episode, *, config: EpisegConfig) -> float:
+    """``S0`` of ``episode``: ``initial_days``, raised by its write-time salience."""
+    salience = episode.salience
+    importance = None if salience is None else salience.normalized
+    return strength_from_importance(importance, config=config)
+
+
+def strength_from_importance(importance: float | None, *, config: EpisegConfig) -> float:
+    """``S0`` for a normalised salience in [0, 1] (``None``: unscored, the base)."""
+    forgetting = config.forgetting
+    return forgetting.initial_days * (1.0 + forgetting.salience_boost * (importance or 0.0))
+
+
 def decayed_strength(episode: Episode, *, config: EpisegConfig, now: float) -> float:
     """The strength ``S`` that applies to ``episode`` at ``now`` (see module rules)."""
-    if episode.recall_count > 0:
-        return episode.strength
-    s0 = config.forgetting.initial_days
-    return s0 * (1.0 + math.exp(-age_days(episode, now=now) / s0)) / 2.0
+    return _strength(
+        age_days(episode, now=now),
+        starting_strength(episode, config=config),
+        episode.strength,
+        used=episode.recall_count > 0,
+    )
 
 
 def retention(episode: Episode, *, config: EpisegConfig, now: float) -> float:
     """MemoryBank retention ``R = exp(-t / S)`` in (0, 1]; always 1 for a pinned episode."""
     if episode.pinned:
         return 1.0
-    strength = decayed_strength(episode, config=config, now=now)
+    return retention_from(
+        age=age_days(episode, now=now),
+        start=starting_strength(episode, config=config),
+        stored=episode.strength,
+        used=episode.recall_count > 0,
+    )
+
+
+def retention_from(*, age: float, start: float, stored: float, used: bool) -> float:
+    """``R`` from its parts: days since the last use (or the close), ``S0``, the stored
+    strength and whether the episode was ever confirmed used (the recall cards' path)."""
+    strength = _strength(age, start, stored, used=used)
     if strength <= 0:  # refused at every way in; an older store's value reads as forgotten
         return 0.0
-    return math.exp(-age_days(episode, now=now) / strength)
+    return math.exp(-age / strength)
+
+
+def _strength(age: float, start: float, stored: float, *, used: bool) -> float:
+    return stored if used else start * (1.0 + math.exp(-age / start)) / 2.0
 
 
 def reinforce(episode: Episode, *, config: EpisegConfig, now: float) -> Episode:
     """``episode`` after one recall at ``now``: count + 1, strength grown, access reset."""
-    strength = max(episode.strength, config.forgetting.initial_days) + config.forgetting.growth_days
+    s0 = starting_strength(episode, config=config)
+    strength = max(episode.strength, s0) + config.forgetting.growth_days
     return dataclasses.replace(
         episode, recall_count=episode.recall_count + 1, last_accessed=now, strength=strength
     )

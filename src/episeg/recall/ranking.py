@@ -16,10 +16,9 @@ import statistics
 
 from episeg.config import EpisegConfig
 from episeg.recall.candidates import Candidates
-from episeg.recall.forgetting import retention
+from episeg.recall.forgetting import retention_from, strength_from_importance
 from episeg.recall.hits import DATE_WORDS, Expand, turn_span
 from episeg.recall.index import EpisodeCard
-from episeg.types import Episode
 
 __all__ = ["Chosen", "Extras", "Ranked", "rank", "select"]
 
@@ -130,17 +129,14 @@ def select(
 
 
 def card_retention(card: EpisodeCard, config: EpisegConfig, now: float) -> float:
-    """MemoryBank retention of the episode behind ``card`` (see :mod:`.forgetting`)."""
-    stub = Episode(
-        id=card.id,
-        user="",
-        session=card.session,
-        turns=(),
-        summary="",
-        opened_at=card.opened_at,
-        closed_at=card.closed_at,
-        recall_count=card.recall_count,
-        last_accessed=card.last_accessed,
-        strength=card.strength,
+    """MemoryBank retention of the episode behind ``card`` (see :mod:`.forgetting`):
+    1 when pinned, its salience setting the starting strength, as for the episode."""
+    if card.pinned:
+        return 1.0
+    since = card.last_accessed if card.last_accessed is not None else card.closed_at
+    return retention_from(
+        age=max(0.0, (now - since) / 86400.0),
+        start=strength_from_importance(card.importance, config=config),
+        stored=card.strength,
+        used=card.recall_count > 0,
     )
-    return retention(stub, config=config, now=now)

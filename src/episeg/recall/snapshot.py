@@ -58,7 +58,7 @@ __all__ = ["IndexSnapshot", "PersistentIndex"]
 
 log = logging.getLogger(__name__)
 
-_VERSION = 2  # 2: cards hold summary_words (an older snapshot is rebuilt)
+_VERSION = 3  # 2: cards hold summary_words; 3: pinned (an older snapshot is rebuilt)
 _FIELDS = [f.name for f in dataclasses.fields(EpisodeCard)]
 
 
