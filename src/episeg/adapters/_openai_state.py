@@ -30,12 +30,13 @@ True
 from __future__ import annotations
 
 import asyncio
+import json
 import threading
 import time
 import weakref
 from dataclasses import dataclass, field
 
-__all__ = ["Key", "Rewind", "next_ts", "session_lock"]
+__all__ = ["Key", "Rewind", "history_key", "next_ts", "session_lock"]
 
 Key = tuple[str, str | None, str] | None  # (actor, type, text) of an observed turn, else None
 _KEPT = 1024  # items remembered per object (the SDK rewinds the last run's items only)
@@ -115,3 +116,13 @@ class Rewind:
 
     def clear(self) -> None:
         self.recent, self.gone = [], []
+
+
+def history_key(user: str, session_id: str) -> str:
+    """The id of a conversation's verbatim history: the tenant and the session, so two
+    tenants' "chat-1" never share one (the SDK keys a history by its session id alone).
+
+    >>> history_key("alice", "chat-1")
+    '["alice", "chat-1"]'
+    """
+    return json.dumps([user, session_id], ensure_ascii=False)

@@ -4,8 +4,8 @@
 (``get_items`` / ``add_items`` / ``pop_item`` / ``clear_session``):
 
 - the verbatim history the SDK replays is kept by an inner SDK session
-  (default ``SQLiteSession(session_id)``, in memory; pass a file-backed one
-  to keep it across restarts);
+  (default an in-memory ``SQLiteSession``; ``history_db="chat.db"`` keeps it in a
+  file across restarts, keyed by tenant and session, :func:`history_key`);
 - every item is also fed to episeg **as it is added** (user and assistant
   messages, tool calls and their outputs become turns of the tenant ``user``,
   session ``session_id``), so episodes close and are scored and stored while
@@ -66,10 +66,11 @@ closes the open episode.
 from __future__ import annotations
 
 import logging
+from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from episeg.adapters._openai_items import clip_turn, item_to_turn, text_of
-from episeg.adapters._openai_state import Key, Rewind, next_ts, session_lock
+from episeg.adapters._openai_state import Key, Rewind, history_key, next_ts, session_lock
 from episeg.interfaces.aio import AsyncMemory
 from episeg.memory import Memory
 from episeg.recall.hits import RecallHit
@@ -80,21 +81,21 @@ if TYPE_CHECKING:  # the SDK is imported when a session is made (importing it ta
     from agents.items import TResponseInputItem
     from agents.memory import Session, SessionSettings
 
-__all__ = ["EpisegSession", "clip_turn", "item_to_turn"]
+__all__ = ["EpisegSession", "clip_turn", "history_key", "item_to_turn"]
 
 CONTEXT_HEADER = "Relevant memories from earlier conversations (episeg):"
 _NOTES_KEPT = 8  # notes made and not yet handed back (a run that failed first leaves one)
 log = logging.getLogger(__name__)
 
 
-def _in_memory_history(session_id: str) -> Session:
+def _sqlite_history(key: str, db: str | Path = ":memory:") -> Session:
     try:
         from agents import SQLiteSession
     except ModuleNotFoundError as exc:
         raise ImportError(
             "EpisegSession needs the OpenAI Agents SDK: pip install 'episeg[openai-agents]'"
         ) from exc
-    return SQLiteSession(session_id)
+    return SQLiteSession(key, db)
 
 
 class EpisegSession:
@@ -110,6 +111,11 @@ class EpisegSession:
         The episeg tenant this conversation belongs to.
     history
         The SDK session holding the verbatim items (default an in-memory ``SQLiteSession``).
+        One keyed by the bare ``session_id`` is refused: in a shared store (one file for
+        every tenant) another tenant's session of that id would read, pop and clear it.
+    history_db
+        A file for a ``SQLiteSession`` keyed by :func:`history_key` (tenant and session),
+        kept across restarts; not with ``history``.
     recall_k
         How many episodes :meth:`input_callback` recalls for each new input.
     """
@@ -123,12 +129,22 @@ class EpisegSession:
         memory: Memory | AsyncMemory,
         user: str,
         history: Session | None = None,
+        history_db: str | Path | None = None,
         recall_k: int = 3,
     ) -> None:
         self.session_id = session_id
         self.memory = memory if isinstance(memory, AsyncMemory) else AsyncMemory(memory)
         self.user = validate_tenant(user)
-        self.history = history if history is not None else _in_memory_history(session_id)
+        key = history_key(self.user, session_id)
+        if history is not None and history_db is not None:
+            raise ValueError("give history or history_db, not both")
+        if history is not None and getattr(history, "session_id", None) == session_id:
+            raise ValueError(
+                f"the history is keyed by the bare session id {session_id!r}: another "
+                f"tenant's session {session_id!r} in the same store would read and clear it; "
+                f"pass history_db=... or key it by history_key(user, session_id)"
+            )
+        self.history = history or _sqlite_history(key, history_db or ":memory:")
         self.recall_k = recall_k
         self._rewind = Rewind()
         self._notes: list[str] = []  # the texts of the notes input_callback made, not yet dropped
