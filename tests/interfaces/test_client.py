@@ -20,6 +20,7 @@ from episeg.client import (
     Closed,
     EpisodeView,
     Imported,
+    Maintained,
     RecallHit,
     Salience,
     VerdictView,
@@ -103,6 +104,7 @@ class TestContract:
             c.unarchive(episode["id"])
             c.recall("contract", k=1, metadata={"k": 1}, min_score=0.0)
             c.used([episode["id"]])
+            c.maintain()
             c.import_episodes(c.export())
             c.forget(episode["id"])
             c.forget_session("contract")
@@ -141,6 +143,7 @@ class TestContract:
             (Salience, "SalienceOut"),
             (VerdictView, "VerdictOut"),
             (Imported, "ImportOut"),
+            (Maintained, "MaintainOut"),
         ],
     )
     def test_the_typed_views_have_the_fields_the_service_sends(
@@ -195,6 +198,28 @@ class TestSyncClient:
         assert refused.value.status == 404
         with Client(server.url, KEY_A) as alice:
             assert target in {e["id"] for e in alice.episodes()}
+
+    def test_maintain_archives_a_tenants_old_episodes_and_no_one_elses(
+        self, server: LiveServer
+    ) -> None:
+        """A service could not be maintained: `episeg maintain` cannot open the folder the
+        service holds (its journal), and no route ran the pass (review 11)."""
+        old = 1.7e9  # 2023: every default horizon has passed
+        with Client(server.url, KEY_B) as bob:
+            bob.observe({"actor": "user", "text": "bob's old deploy", "session": "m", "ts": old})
+            bob.flush("m")
+        with Client(server.url, KEY_A) as alice:
+            alice.observe({"actor": "user", "text": "alice old outage", "session": "m", "ts": old})
+            alice.flush("m")
+            assert alice.recall("old outage", k=1)
+            report = alice.maintain(archive=True)
+            assert report["archived"] >= 1 and report["below_floor"] >= 1
+            assert alice.recall("old outage", k=1) == []
+            again = alice.maintain(archive=True)  # a second pass archives nothing more
+            assert again["archived"] == 0 and again["already_archived"] >= 1
+        with Client(server.url, KEY_B) as bob:
+            assert [h["episode"]["summary"] for h in bob.recall("old deploy", k=1)]
+            assert all(not e["archived"] for e in bob.episodes(include_archived=True))
 
 
 class TestAsyncClient:

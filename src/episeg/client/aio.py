@@ -36,6 +36,7 @@ from episeg.client.wire import (
     ExportData,
     Forgotten,
     Imported,
+    Maintained,
     RecallHit,
     TurnInput,
     _cut,
@@ -120,6 +121,9 @@ class AsyncClient(AsyncManageCalls):
 
     async def used(self, episode_ids: Iterable[str]) -> Confirmed:
         return cast(Confirmed, await self._call("used", json=used_body(episode_ids)))
+
+    async def maintain(self, *, archive: bool = False) -> Maintained:
+        return cast(Maintained, await self._call("maintain", json={"archive": archive}))
 
     async def export(self) -> str:
         method, url = _request("export")

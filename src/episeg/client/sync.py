@@ -35,6 +35,7 @@ from episeg.client.wire import (
     ExportData,
     Forgotten,
     Imported,
+    Maintained,
     RecallHit,
     TurnInput,
     _cut,
@@ -160,6 +161,11 @@ class Client(ManageCalls):
     def used(self, episode_ids: Iterable[str]) -> Confirmed:
         """Confirm these recalled episodes were used: reinforces them (404 for an unknown id)."""
         return cast(Confirmed, self._call("used", json=used_body(episode_ids)))
+
+    def maintain(self, *, archive: bool = False) -> Maintained:
+        """The tenant's maintenance pass: unconfirmed episodes decay; with ``archive`` the
+        faded ones are archived (out of recall until unarchived)."""
+        return cast(Maintained, self._call("maintain", json={"archive": archive}))
 
     def export(self) -> str:
         """The tenant's export file (JSONL: a header, one line per episode, a trailer)."""

@@ -33,6 +33,7 @@ __all__ = [
     "ExportData",
     "Forgotten",
     "Imported",
+    "Maintained",
     "Method",
     "RecallHit",
     "Salience",
@@ -58,6 +59,7 @@ ENDPOINTS: dict[str, tuple[Method, str]] = {
     "forget_all": ("DELETE", "/v1/tenant"),
     "recall": ("POST", "/v1/recall"),
     "used": ("POST", "/v1/used"),
+    "maintain": ("POST", "/v1/maintain"),
     "export": ("GET", "/v1/export"),
     "import_episodes": ("POST", "/v1/import"),
     "healthz": ("GET", "/v1/healthz"),
@@ -143,6 +145,17 @@ class Forgotten(TypedDict):
 
 class Confirmed(TypedDict):
     confirmed: list[str]
+
+
+class Maintained(TypedDict):
+    total: int
+    recalled: int
+    never_recalled: int
+    decayed: int
+    below_floor: int
+    archived: int
+    already_archived: int
+    mean_retention: float
 
 
 class Imported(TypedDict):

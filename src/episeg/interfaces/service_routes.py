@@ -17,6 +17,9 @@
 ``POST /v1/used``
     Confirms that recalled episodes were used (``Memory.confirm_used``):
     reinforcement follows use, not retrieval. 404 for an id the tenant lacks.
+``POST /v1/maintain``
+    The tenant's maintenance pass (``Memory.maintain``): decay of unconfirmed
+    episodes, and with ``{"archive": true}`` archiving of the faded ones.
 ``GET /ui``
     The memory browser: a static page plus a small script (``static/``) that
     asks for the API key and then reads only through the API above, so it
@@ -31,13 +34,14 @@
 """
 
 # No `from __future__ import annotations`: FastAPI reads the annotations at runtime.
+import dataclasses
 from collections.abc import AsyncIterator, Callable
 from importlib import resources
 from typing import Annotated, Any
 
 from fastapi import Depends, FastAPI, HTTPException, Path, Query
 from fastapi.responses import Response
-from pydantic import BaseModel, ConfigDict, Field
+from pydantic import BaseModel, ConfigDict, Field, StrictBool
 
 from episeg.errors import StoreError, StoreUnavailableError
 from episeg.interfaces.metrics import CONTENT_TYPE_LATEST, ServiceMetrics
@@ -77,6 +81,24 @@ class UsedIn(BaseModel):
 
 class UsedOut(BaseModel):
     confirmed: list[str]
+
+
+class MaintainIn(BaseModel):
+    model_config = ConfigDict(extra="forbid")
+    archive: StrictBool = False
+
+
+class MaintainOut(BaseModel):
+    """What the maintenance pass saw and changed (episeg's MaintenanceReport)."""
+
+    total: int
+    recalled: int
+    never_recalled: int
+    decayed: int
+    below_floor: int
+    archived: int
+    already_archived: int
+    mean_retention: float
 
 
 def _forgotten(report: ForgetReport) -> ForgottenOut:
@@ -170,6 +192,14 @@ def add_extra_routes(
         except StoreError as exc:
             raise HTTPException(404, str(exc)) from None
         return UsedOut(confirmed=[e.id for e in updated])
+
+    @app.post("/v1/maintain", responses=errors)
+    def maintain(owner: Tenant, body: MaintainIn | None = None) -> MaintainOut:
+        """Decay the tenant's episodes never confirmed used; with archive, archive the
+        faded ones (out of recall until unarchived). A service cannot run `episeg
+        maintain` beside it on its own folder (the journal is its), so it is a route."""
+        report = memory.maintain(owner, archive=body.archive if body is not None else False)
+        return MaintainOut(**dataclasses.asdict(report))
 
     @app.get("/ui", include_in_schema=False)
     def browser_page() -> Response:
