@@ -227,6 +227,29 @@ class TestCliErrors:
         assert main(["serve", "--path", str(tmp_path)]) == EXIT_BAD_INPUT
         assert "missing.json" in capsys.readouterr().err
 
+    def test_replicas_warn_about_a_tenant_with_several_keys(
+        self,
+        tmp_path: Path,
+        monkeypatch: pytest.MonkeyPatch,
+        capsys: pytest.CaptureFixture[str],
+    ) -> None:
+        """The proxy hashes the key: two keys of one tenant may reach two replicas, each
+        with its own journal (review 11's note). Said at start-up, not refused."""
+        from episeg.interfaces import cli_commands, service
+
+        keys = tmp_path / "keys.json"
+        keys.write_text(json.dumps({"a" * 20: "alice", "b" * 20: "alice", "c" * 20: "bob"}))
+        keys.chmod(0o600)
+        started: list[object] = []
+        monkeypatch.setattr(cli_commands, "_memory", lambda args: object())
+        monkeypatch.setattr(service, "serve", lambda *a, **k: started.append(a))
+        argv = ["serve", "--keys-file", str(keys), "--path", str(tmp_path)]
+        assert main([*argv, "--chroma-url", "http://127.0.0.1:9"]) == 0
+        assert "tenants with several keys (alice)" in capsys.readouterr().err
+        assert main(argv) == 0  # one process, no replicas: nothing to say
+        assert "several keys" not in capsys.readouterr().err
+        assert len(started) == 2
+
     def test_unreachable_chroma_is_exit_3(self, capsys: pytest.CaptureFixture[str]) -> None:
         url = f"http://127.0.0.1:{free_port()}"
         assert main(["episodes", "--user", "alice", "--chroma-url", url]) == EXIT_STORE_DOWN

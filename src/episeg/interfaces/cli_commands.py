@@ -13,6 +13,7 @@ from __future__ import annotations
 import argparse
 import importlib
 import json
+import logging
 import math
 import os
 import sys
@@ -28,6 +29,8 @@ from episeg.interfaces.views import episode_lines, episode_view, salience_text, 
 from episeg.memory import Memory
 from episeg.store.chroma import ChromaEpisodeStore
 from episeg.store.tenants import validate_tenant
+
+log = logging.getLogger("episeg.cli")
 
 __all__ = ["COMMANDS"]
 
@@ -183,6 +186,13 @@ def cmd_serve(args: argparse.Namespace) -> int:
     if not keys_file:
         raise ConfigError("serve needs --keys-file or EPISEG_KEYS_FILE (JSON {key: tenant})")
     keys = KeyRing.from_file(keys_file)
+    shared = keys.shared_tenants()
+    if shared and args.chroma_url:  # replicas behind a proxy that hashes the key
+        log.warning(
+            "tenants with several keys (%s) may be served by two replicas at once: a proxy "
+            "routes by key, so give each tenant one key when scaling out (docs/DEPLOYMENT.md)",
+            ", ".join(shared[:10]),
+        )
     if args.max_tenant_requests < 1:
         raise ConfigError(f"--max-tenant-requests must be >= 1, got {args.max_tenant_requests}")
     serve(

@@ -29,6 +29,7 @@ import json
 import logging
 import re
 import stat
+from collections import Counter
 from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
@@ -111,6 +112,15 @@ class KeyRing:
     @property
     def tenants(self) -> frozenset[str]:
         return frozenset(tenant for _, tenant, _ in self._entries if tenant is not None)
+
+    def shared_tenants(self) -> list[str]:
+        """Tenants reached by more than one key (a proxy hashing keys may split them).
+
+        >>> KeyRing({"a" * 16: "alice", "b" * 16: "alice", "c" * 16: "bob"}).shared_tenants()
+        ['alice']
+        """
+        seen = Counter(tenant for _, tenant, _ in self._entries if tenant is not None)
+        return sorted(tenant for tenant, keys in seen.items() if keys > 1)
 
     def tenant_for(self, key: str) -> str | None:
         """The tenant of ``key``, or ``None`` (unknown key, or an admin key with no tenant)."""
