@@ -60,9 +60,11 @@ class _Formatter(argparse.RawDescriptionHelpFormatter):
     def _get_help_string(self, action: argparse.Action) -> str:
         text = action.help or ""
         default = action.default
-        if (
+        if (  # by identity: a default of 0 is a real one (0 == False would hide it)
             "%(default)" not in text
-            and default not in (None, False, argparse.SUPPRESS)
+            and default is not None
+            and default is not False
+            and default is not argparse.SUPPRESS
             and action.option_strings
         ):
             text += " (default: %(default)s)"
@@ -155,7 +157,10 @@ def _build_parser() -> argparse.ArgumentParser:
     p.add_argument("query", help="what to remember, in words")
     p.add_argument("--k", type=int, default=5, help="how many episodes to return")
     p.add_argument(
-        "--max-words", type=int, metavar="N", help="word budget across all returned turns"
+        "--max-words",
+        type=int,
+        metavar="N",
+        help="word budget across all returned turns (default: no cap; the MCP tool's is 300)",
     )
     p.add_argument("--since", metavar="WHEN", help="only episodes after this ISO date or epoch")
     p.add_argument("--until", metavar="WHEN", help="only episodes before this ISO date or epoch")
