@@ -115,6 +115,16 @@ class TestContract:
             admin.tenants()
         assert sent == set(ENDPOINTS.values())
 
+    def test_no_docs_pages_load_third_party_scripts_beside_the_browser(
+        self, server: LiveServer
+    ) -> None:
+        """FastAPI's /docs and /redoc loaded CDN scripts (floating versions, no integrity
+        check, no CSP) on the origin where /ui keeps the key in sessionStorage: a bad CDN
+        release could read it (review 12)."""
+        for page in ("/docs", "/redoc", "/docs/oauth2-redirect"):
+            assert httpx.get(server.url + page).status_code == 404, page
+        assert httpx.get(server.url + "/openapi.json").status_code == 200
+
     def test_openapi_is_tidy(self, openapi: dict[str, object]) -> None:
         from importlib.metadata import version
 

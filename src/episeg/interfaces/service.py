@@ -93,8 +93,13 @@ def create_app(
         finally:
             ticker.stop()
 
-    app = FastAPI(
-        title="episeg", version=package_version(), description=_DESCRIPTION, lifespan=lifespan
+    app = FastAPI(  # no /docs, /redoc: they load CDN scripts on the origin holding /ui's key
+        title="episeg",
+        version=package_version(),
+        description=_DESCRIPTION,
+        lifespan=lifespan,
+        docs_url=None,
+        redoc_url=None,
     )
     # inside BodyLimit (a body over the size cap is never read); an import names its bad line
     app.add_middleware(DepthLimit, raw_paths=["/v1/import"])
