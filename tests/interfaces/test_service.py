@@ -95,6 +95,7 @@ class TestServiceHappyPath:
             "/v1/messages",
             "/v1/recall",
             "/v1/used",
+            "/v1/maintain",
             "/v1/episode/unarchive",
             "/v1/admin/tenants",
             "/v1/export",
