@@ -88,6 +88,14 @@ def _still_serving(wire: RawWire, ident: int) -> None:
         ('{"jsonrpc": "2.0", "id": {"a": 1}, "method": "tools/list"}', -32600, None),
         ('{"jsonrpc": "2.0", "id": true, "method": "tools/list"}', -32600, None),
         ('{"jsonrpc": "2.0", "id": null, "method": "tools/list"}', -32600, None),
+        # a key twice: the SDK would keep the last text without a word (review 12)
+        (
+            '{"jsonrpc": "2.0", "id": 8, "method": "tools/call", "params": {"name": '
+            '"observe_turn", "arguments": {"actor": "user", "text": "the real text", '
+            '"text": ""}}}',
+            -32602,
+            8,
+        ),
     ],
 )
 def test_a_request_the_sdk_cannot_read_gets_an_error(

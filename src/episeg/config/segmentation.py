@@ -249,5 +249,5 @@ class IntakeConfig(_Section):
 
     def __post_init__(self) -> None:
         _int(self.section, "max_turn_chars", self.max_turn_chars)
-        if self.idle_timeout != 0:
+        if self.idle_timeout is False or self.idle_timeout != 0:  # False == 0: still a bool
             _num(self.section, "idle_timeout", self.idle_timeout, 1.0, 30 * 86400.0)

@@ -42,6 +42,8 @@ from mcp.server.stdio import stdio_server
 from mcp.shared.message import SessionMessage
 from pydantic import ValidationError
 
+from episeg.strict_json import DuplicateKeyError, loads_strict
+
 if TYPE_CHECKING:
     from anyio.streams.memory import MemoryObjectSendStream
     from mcp.server.mcpserver import MCPServer
@@ -176,6 +178,11 @@ class AnsweringStdin:
             return _error(
                 None, types.INVALID_REQUEST, _BAD_ID
             )  # the SDK reads it as a notification
+        if isinstance(message, types.JSONRPCRequest):  # a key twice: the SDK keeps the last
+            try:
+                loads_strict(line)
+            except DuplicateKeyError as exc:
+                return _error(message.id, types.INVALID_PARAMS, f"Invalid params: {exc}")
         return None
 
 

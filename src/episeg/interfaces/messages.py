@@ -5,13 +5,14 @@ Every interface takes them: the library through :func:`turns_from_messages`
 or ``tool_calls`` goes through :func:`turns_from_messages`), ``POST /v1/messages`` and the MCP tool
 ``observe_messages``. Roles map onto actors (``developer`` is ``system``,
 ``function`` is ``tool``); ``content`` is a string or a list of parts, whose
-``text`` parts are joined with newlines (images and other parts are skipped; a
-text part whose ``text`` is not a string is refused, never dropped). Tool use
+text parts (``text``, ``input_text``, ``output_text``; a ``refusal`` part's
+``refusal``) are joined with newlines (images and other parts are skipped; a
+text part whose text is not a string is refused, never dropped). Tool use
 is kept: OpenAI ``tool_calls`` and Anthropic ``tool_use`` parts become
 ``[tool call] name(arguments)`` lines (a message only calling tools is a
 ``tool-call`` turn), and a user message holding only Anthropic
 ``tool_result`` parts is the tool's turn (``tool-success`` / ``tool-error``
-from ``is_error``), so a failing tool never reads as the user speaking.
+from ``is_error``, which must be true or false), so a failing tool never reads as the user speaking.
 Messages without ``ts`` are stamped ``ts``, ``ts`` + 1e-6, ... so their order
 is kept within one call; one whose ``id`` is already recorded gets its
 recorded time instead (``recorded``, from :func:`recorded_times`), so a re-sent
@@ -56,11 +57,21 @@ ROLES = {
 _STEP = 1e-6
 
 
+_TEXT_PARTS = {"text": "text", "input_text": "text", "output_text": "text", "refusal": "refusal"}
+"""Part types that hold text, and the field holding it (OpenAI Responses items use
+``input_text``/``output_text``; a Chat Completions ``refusal`` part holds ``refusal``)."""
+
+
 def _call(name: object, arguments: object) -> str:
     if not isinstance(name, str) or not name:
         raise TurnValidationError(f"a tool call names no tool: {name!r}")
     if not isinstance(arguments, str):
-        arguments = json.dumps(arguments, ensure_ascii=False, sort_keys=True)
+        try:
+            arguments = json.dumps(arguments, ensure_ascii=False, sort_keys=True)
+        except (TypeError, ValueError) as exc:  # a set, bytes... from library callers
+            raise TurnValidationError(
+                f"tool call {name!r} has arguments JSON cannot hold: {exc}"
+            ) from None
     return f"[tool call] {name}({arguments})"
 
 
@@ -80,14 +91,20 @@ def _part_text(n: int, part: object) -> tuple[str | None, bool | None]:
             raise TurnValidationError(
                 f"content part {n} is a tool result whose content is {inner!r}"
             )
-        return inner, bool(part.get("is_error", False))
-    if kind != "text":
+        flag = part.get("is_error", False)
+        if not isinstance(flag, bool):  # "false" would have read as an error
+            raise TurnValidationError(
+                f"content part {n} is a tool result whose is_error is not true or false: {flag!r}"
+            )
+        return inner, flag
+    field = _TEXT_PARTS.get(kind) if isinstance(kind, str) else None
+    if field is None:
         return None, None  # an image or another part without text
-    if not isinstance(part.get("text"), str):
+    if not isinstance(part.get(field), str):
         raise TurnValidationError(
-            f"content part {n} is a text part whose text is not a string: {part.get('text')!r}"
+            f"content part {n} is a {kind} part whose {field} is not a string: {part.get(field)!r}"
         )
-    return part["text"], None
+    return part[field], None
 
 
 def message_parts(content: object, tool_calls: object = None) -> tuple[str, list[bool]]:
@@ -141,7 +158,9 @@ def _only_calls(message: Mapping[str, Any]) -> bool:
     content, calls = message.get("content"), message.get("tool_calls")
     if isinstance(content, list):
         uses = [p for p in content if isinstance(p, Mapping) and p.get("type") == "tool_use"]
-        texts = [p for p in content if isinstance(p, Mapping) and p.get("type", "text") == "text"]
+        texts = [
+            p for p in content if isinstance(p, Mapping) and p.get("type", "text") in _TEXT_PARTS
+        ]
         return bool(uses or calls) and not texts
     return bool(calls) and not content
 
@@ -191,6 +210,10 @@ def turns_from_messages(
     TenantError
         A message names another user (as a turn of another tenant is refused).
     """
+    if isinstance(messages, str | bytes | Mapping):  # iterating one would read its keys
+        raise TurnValidationError(
+            f"messages must be a list of message objects, got one {type(messages).__name__}"
+        )
     turns: list[Turn] = []
     for n, message in enumerate(messages):
         try:

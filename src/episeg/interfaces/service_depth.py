@@ -1,4 +1,4 @@
-"""A JSON body nested absurdly deep is refused up front with a 422, before anything parses it.
+"""JSON bodies refused up front with a 422: nested absurdly deep, or naming a key twice.
 
 Python's JSON parser, pydantic's error echo and ``json.dumps`` all recurse once
 per level: a ~1 KB body nested a few hundred levels deep used to end as a 500
@@ -9,6 +9,11 @@ FastAPI would read as JSON (no content type, ``application/json`` or
 
     {"detail": [{"loc": ["body"], "msg": "JSON nested deeper than 100 levels",
                  "type": "json_too_deep"}]}
+
+A body that parses but names one key twice in an object (``{"user": "alice", ...,
+"user": "bob"}``, which FastAPI's parser would read as the last one without a word)
+gets the same shape with ``"type": "json_duplicate_key"``
+(:mod:`episeg.strict_json`); malformed JSON is left to FastAPI's own 422.
 
 Other bodies, and those of ``raw_paths`` (the service passes ``POST /v1/import``,
 whose export file may come with any content type), go through untouched: their
@@ -34,6 +39,7 @@ from starlette.types import ASGIApp, Receive, Scope, Send
 
 from episeg.errors import ConfigError
 from episeg.interfaces.service_auth import replaying
+from episeg.strict_json import DuplicateKeyError, loads_strict
 
 __all__ = ["MAX_JSON_DEPTH", "DepthLimit", "nesting_depth"]
 
@@ -69,7 +75,8 @@ def _is_json(scope: Scope) -> bool:
 
 
 class DepthLimit:
-    """ASGI middleware: 422 for a JSON body nested deeper than ``max_depth``.
+    """ASGI middleware: 422 for a JSON body nested deeper than ``max_depth`` or naming a key
+    twice in one object.
 
     Requests to ``raw_paths`` (routes that read the raw body themselves) pass.
     Reads the whole body (put it inside
@@ -100,11 +107,26 @@ class DepthLimit:
                 break
         body = b"".join(chunks)
         if nesting_depth(body) > self.max_depth:
-            await self._reject(scope, receive, send)
+            msg = f"JSON nested deeper than {self.max_depth} levels"
+            await _reject(msg, "json_too_deep", scope, receive, send)
+            return
+        duplicate = _duplicate_key(body)
+        if duplicate is not None:
+            await _reject(f"invalid JSON: {duplicate}", "json_duplicate_key", scope, receive, send)
             return
         await self.app(scope, replaying(body, receive), send)
 
-    async def _reject(self, scope: Scope, receive: Receive, send: Send) -> None:
-        msg = f"JSON nested deeper than {self.max_depth} levels"
-        detail = [{"loc": ["body"], "msg": msg, "type": "json_too_deep"}]
-        await JSONResponse({"detail": detail}, status_code=422)(scope, receive, send)
+
+def _duplicate_key(body: bytes) -> DuplicateKeyError | None:
+    try:
+        loads_strict(body)
+    except DuplicateKeyError as exc:
+        return exc
+    except (ValueError, RecursionError):  # malformed: FastAPI's own 422 says how
+        return None
+    return None
+
+
+async def _reject(msg: str, kind: str, scope: Scope, receive: Receive, send: Send) -> None:
+    detail = [{"loc": ["body"], "msg": msg, "type": kind}]
+    await JSONResponse({"detail": detail}, status_code=422)(scope, receive, send)

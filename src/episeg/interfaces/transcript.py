@@ -52,6 +52,7 @@ from typing import Any
 
 from episeg.errors import TurnValidationError
 from episeg.interfaces.messages import message_text, turns_from_messages
+from episeg.strict_json import DuplicateKeyError, loads_strict
 from episeg.types import Turn
 
 __all__ = ["RecordedTs", "iter_turns", "numbered_turns", "read_transcript", "write_transcript"]
@@ -103,11 +104,13 @@ def numbered_turns(
         if not text.strip():
             continue
         try:
-            data = json.loads(text)
+            data = loads_strict(text)
         except json.JSONDecodeError as exc:
             raise TurnValidationError(
                 f"invalid JSON: {exc.msg} at column {exc.colno}", line=number
             ) from None
+        except DuplicateKeyError as exc:  # json.loads would keep the last one silently
+            raise TurnValidationError(f"invalid JSON: {exc}", line=number) from None
         except RecursionError:
             raise TurnValidationError("invalid JSON: nested too deeply", line=number) from None
         if not isinstance(data, dict):

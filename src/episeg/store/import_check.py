@@ -30,12 +30,12 @@ episeg.errors.ExportFormatError: line 1: vectors of embedder 'hashing' (dim 2) c
 
 from __future__ import annotations
 
-import json
 from collections.abc import Iterable, Mapping
 from typing import Any
 
 from episeg.errors import EpisegError, ExportFormatError
 from episeg.store.portability import FORMAT, VECTORS, VERSION, episode_from_record
+from episeg.strict_json import loads_strict
 from episeg.types import Episode
 
 __all__ = ["read_export"]
@@ -58,7 +58,7 @@ def _no_constant(name: str) -> Any:
 
 def _object(number: int, text: str) -> dict[str, Any]:
     try:
-        obj = json.loads(text, parse_constant=_no_constant)  # NaN, Infinity, -Infinity
+        obj = loads_strict(text, parse_constant=_no_constant)  # NaN, Infinity; a key twice
     except ValueError as exc:
         raise ExportFormatError(f"not JSON: {exc}", line=number) from None
     except RecursionError:  # the parser recurses once per level of nesting
