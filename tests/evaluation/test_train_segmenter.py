@@ -201,8 +201,15 @@ class TestTrain:
         assert sub.meta["roles_known"] is False and m.meta["roles_known"] is True
         assert sub.meta["roles_dropped"] == ["superdialseg", "agent_tau"]
         assert sub.meta["trained_on"] == m.meta["trained_on"]
+        # it reads the later turn the preset gives it; the main model decides as turns come
+        assert (m.lookahead, sub.lookahead) == (0, 1)
+        assert sub.names == feature_names(1) and sub.meta["lookahead"] == 1
+        assert m.meta["lookahead"] == 0
+        # the preset's lookaheads can be overridden; the same for both: the same rows
+        even = small(root, unknown_lookahead=0)
+        assert even.roles_unknown is not None and even.roles_unknown.lookahead == 0
         # every turn of the masked corpora is a row, so the fit differs from the main model
-        assert not np.allclose(sub.weights, m.weights)
+        assert not np.allclose(even.roles_unknown.weights, even.weights)
         assert sub.meta["adaptive"]["floor"] == pytest.approx(sub.threshold - 1.0)
         assert set(sub.meta["oof_at_threshold"]) == {"tiage", "superdialseg", "agent_tau"}
         # the main model is the same with or without it

@@ -104,17 +104,27 @@ def train(
     c: float | None = None,
     seed: int = 0,
     folds: int = 5,
-    lookahead: int = 0,
+    lookahead: int | None = None,
+    unknown_lookahead: int | None = None,
     judge_share: float = 0.1,
     cache_dir: Path | None = None,
     max_chars: int = 2000,
     roles_unknown_model: bool = True,
     pinned_threshold: bool = True,
 ) -> BoundaryModel:
-    """Train one preset's model on its train parts under ``data_root`` (module docstring)."""
+    """Train one preset's model on its train parts under ``data_root`` (module docstring).
+
+    ``lookahead`` / ``unknown_lookahead``: the later turns the main / the roles-unknown
+    model reads (default: the preset's :attr:`~episeg.evaluation.train_presets.Preset.lookahead`
+    and :attr:`~episeg.evaluation.train_presets.Preset.unknown_lookahead`).
+    """
     if preset not in PRESETS:
         raise ConfigError(f"unknown preset {preset!r}; valid: {', '.join(PRESETS)}")
     spec = PRESETS[preset]
+    lookahead = spec.lookahead if lookahead is None else lookahead
+    unknown_lookahead = spec.unknown_lookahead if unknown_lookahead is None else unknown_lookahead
+    if lookahead < 0 or unknown_lookahead < 0:
+        raise ConfigError("lookahead must be >= 0")
     dims = spec.dims if dims is None else dims
     c = spec.c if c is None else c
     corpora: list[Corpus] = []
@@ -145,14 +155,14 @@ def train(
         )
         log.info("%s: %d dialogues, %d rows", name, len(chosen), len(corpora[-1].rows.labels))
 
-    def recipe(chosen: list[Corpus], pinned: float | None = None) -> CrossValidated:
+    def recipe(chosen: list[Corpus], later: int, pinned: float | None = None) -> CrossValidated:
         return cross_validated(
             chosen,
             dims=dims,
             c=c,
             seed=seed,
             folds=folds,
-            lookahead=lookahead,
+            lookahead=later,
             min_turns=spec.min_turns,
             judge_share=judge_share,
             pinned=pinned,
@@ -179,18 +189,30 @@ def train(
     }
     sub = None
     if spec.roles_unknown_model and roles_unknown_model:
-        masked = [_masked(cp, vecs, lookahead) for cp, vecs in zip(corpora, vectors, strict=True)]
+        masked = [
+            _masked(cp, vecs, unknown_lookahead, same=unknown_lookahead == lookahead)
+            for cp, vecs in zip(corpora, vectors, strict=True)
+        ]
         dropped = [cp.name for cp in corpora if any(d.roles_known for d in cp.dialogues)]
-        meta = {**settings, "roles_known": False, "roles_dropped": dropped}
-        sub = _model(recipe(masked), meta, spec, None)
+        meta = {
+            **settings,
+            "lookahead": unknown_lookahead,
+            "roles_known": False,
+            "roles_dropped": dropped,
+        }
+        sub = _model(recipe(masked, unknown_lookahead), meta, spec, None)
     main_meta = {**settings, "roles_known": spec.roles_known}
     pin = spec.threshold if pinned_threshold else None
-    return _model(recipe(corpora, pin), main_meta, spec, sub)
+    return _model(recipe(corpora, lookahead, pin), main_meta, spec, sub)
 
 
-def _masked(corpus: Corpus, vectors: list[np.ndarray], lookahead: int) -> Corpus:
-    """``corpus`` as roles-unknown rows (every turn, role features zero), as TIAGE is built."""
-    if not any(d.roles_known for d in corpus.dialogues):
+def _masked(corpus: Corpus, vectors: list[np.ndarray], lookahead: int, *, same: bool) -> Corpus:
+    """``corpus`` as roles-unknown rows (every turn, role features zero), as TIAGE is built.
+
+    ``same``: ``corpus``'s rows were built with this ``lookahead`` (a corpus without
+    real roles is then reused as it is).
+    """
+    if same and not any(d.roles_known for d in corpus.dialogues):
         return corpus
     dropped = [dataclasses.replace(d, roles_known=False) for d in corpus.dialogues]
     return teacher_forced(corpus.name, dropped, vectors, lookahead)
@@ -227,7 +249,18 @@ def _parser() -> argparse.ArgumentParser:
     p.add_argument("--C", dest="c", type=float, default=None, help="inverse L2 strength")
     p.add_argument("--seed", type=int, default=0)
     p.add_argument("--folds", type=int, default=5)
-    p.add_argument("--lookahead", type=int, default=0, help="later turns the features read")
+    p.add_argument(
+        "--lookahead",
+        type=int,
+        default=None,
+        help="later turns the main model reads (default: the preset's, 0 for both)",
+    )
+    p.add_argument(
+        "--unknown-lookahead",
+        type=int,
+        default=None,
+        help="later turns the roles-unknown model reads (default: the preset's, 1 for agent)",
+    )
     share = "share of hint-eligible turns in the judge's uncertain band"
     p.add_argument("--judge-share", type=float, default=0.1, help=share)
     p.add_argument("--cache-dir", type=Path, default=None, help="embedding cache (.npy)")
@@ -267,6 +300,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         seed=args.seed,
         folds=args.folds,
         lookahead=args.lookahead,
+        unknown_lookahead=args.unknown_lookahead,
         judge_share=args.judge_share,
         cache_dir=args.cache_dir,
         roles_unknown_model=args.roles_unknown_model,
