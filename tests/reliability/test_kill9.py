@@ -20,10 +20,10 @@ from episeg.interfaces.transcript import write_transcript
 from episeg.memory import Memory
 from episeg.store import ChromaBackend
 from episeg.store.repair import is_torn
-from episeg.testing import HashingEmbedder
 from episeg.types import Episode
 
 from .helpers import assert_same_store, make_transcript, snapshot
+from .ingest_worker import worker_parts
 
 KILLS = 20
 TURNS = 700
@@ -43,10 +43,18 @@ UPSTREAM_ISSUE = "upstream Chroma torn HNSW segment after SIGKILL (chroma-core/c
 class Run:
     """One worker process whose stdout lines are collected by a thread."""
 
-    def __init__(self, path: Path, transcript: Path, start: int, stderr: Path) -> None:
+    def __init__(self, path: Path, transcript: Path, start: int, stderr: Path, *flags: str) -> None:
         with stderr.open("w") as err:
             self.proc = subprocess.Popen(
-                [sys.executable, str(WORKER), str(path), str(transcript), str(start), "--flush"],
+                [
+                    sys.executable,
+                    str(WORKER),
+                    str(path),
+                    str(transcript),
+                    str(start),
+                    "--flush",
+                    *flags,
+                ],
                 stdout=subprocess.PIPE,
                 stderr=err,
                 text=True,
@@ -84,7 +92,7 @@ class Run:
         self._reader.join(timeout=10)
 
 
-def _final_store(path: Path, users: list[str]) -> tuple[dict[str, Episode], int]:
+def _final_store(path: Path, users: list[str], lookahead: bool) -> tuple[dict[str, Episode], int]:
     """The stored episodes; a tenant whose read hits a torn segment is rebuilt first."""
     rebuilt = 0
     for user in users:
@@ -93,7 +101,8 @@ def _final_store(path: Path, users: list[str]) -> tuple[dict[str, Episode], int]
         except StoreError as exc:
             if not is_torn(exc):
                 raise
-            memory = Memory(path=path, embedder=HashingEmbedder(), judge=None, scorer=None)
+            embedder, config = worker_parts(lookahead)
+            memory = Memory(path=path, embedder=embedder, judge=None, scorer=None, config=config)
             memory.rebuild_store(user)  # what the error message tells a reader to do
             memory.close()
             rebuilt += 1
@@ -106,16 +115,30 @@ def _last_store_error(stderr: Path) -> str:
 
 
 @pytest.mark.slow
-def test_sigkill_at_random_points_loses_and_duplicates_nothing(tmp_path: Path) -> None:
+@pytest.mark.parametrize(
+    ("flags", "wanted_kills", "n_turns"), [((), KILLS, TURNS), (("--lookahead",), 8, 300)]
+)
+def test_sigkill_at_random_points_loses_and_duplicates_nothing(
+    tmp_path: Path, flags: tuple[str, ...], wanted_kills: int, n_turns: int
+) -> None:
+    """``--lookahead``: roles unknown, so each turn waits for the next before its decision."""
     rng = random.Random(20261202)
-    turns = make_transcript(TURNS, seed=7)
+    turns = make_transcript(n_turns, seed=7)
     transcript = tmp_path / "t.jsonl"
     write_transcript(turns, transcript)
     users = sorted({t.user for t in turns})
 
+    embedder, config = worker_parts(bool(flags))
     reference = Memory(
-        path=tmp_path / "ref", embedder=HashingEmbedder(), judge=None, scorer=None, journal=False
+        path=tmp_path / "ref",
+        embedder=embedder,
+        judge=None,
+        scorer=None,
+        journal=False,
+        config=config,
     )
+    if flags:
+        assert reference.sessions.for_tenant(users[0]).lookahead == 1
     reference.ingest(turns)
     reference.flush()
     want = snapshot(reference.backend, users)
@@ -130,8 +153,8 @@ def test_sigkill_at_random_points_loses_and_duplicates_nothing(tmp_path: Path) -
         start = max(0, acked + 1 - back)
         resent += acked + 1 - start
         stderr = tmp_path / "worker.stderr"
-        run = Run(path, transcript, start, stderr)
-        killing = kills < KILLS
+        run = Run(path, transcript, start, stderr, *flags)
+        killing = kills < wanted_kills
         during_startup = rng.random() < 0.35
         run.finish(
             kill_after=(rng.uniform(0.1, 1.5) if during_startup else rng.uniform(0.05, 0.8))
@@ -153,7 +176,7 @@ def test_sigkill_at_random_points_loses_and_duplicates_nothing(tmp_path: Path) -
             killed_mid_ingest += any(x.startswith("ack") for x in run.lines) and not done
         elif done:
             assert run.proc.returncode == 0
-            if kills >= KILLS:
+            if kills >= wanted_kills:
                 break
         else:
             err = stderr.read_text(errors="replace")
@@ -162,7 +185,7 @@ def test_sigkill_at_random_points_loses_and_duplicates_nothing(tmp_path: Path) -
             pytest.fail(f"worker exited with {run.proc.returncode}: {run.lines[-3:]} {err[-500:]}")
         assert time.monotonic() - started < 600, "kill loop took too long"
 
-    got, rebuilt = _final_store(path, users)
+    got, rebuilt = _final_store(path, users, bool(flags))
     pending = Journal(path / "journal.sqlite3").pending()
     if pending:  # the store refused them: they must wait in the outbox, and nothing else
         assert_same_store({**got, **{e.id: e for e in pending}}, want)

@@ -118,7 +118,8 @@ class TestShippedWeights:
     def test_agent_weights_carry_a_roles_unknown_model(self):
         m = BoundaryModel.load(DEFAULT_WEIGHTS)
         sub = m.roles_unknown
-        assert sub is not None and sub.names == m.names
+        assert sub is not None and m.lookahead == 0 and sub.lookahead == 1  # the preset's
+        assert sub.names == feature_names(1) and m.names == feature_names(0)
         assert sub.meta["roles_known"] is False and m.meta["roles_known"] is True
         assert sub.meta["roles_dropped"] == ["superdialseg", "agent_tau"]
         assert [f["corpus"] for f in sub.meta["trained_on"]] == [

@@ -127,15 +127,22 @@ class Journal(JournalReads):
         closed: Sequence[Episode],
         checkpoint: SessionCheckpoint | None,
         touched: float | None = None,
+        judged: str | None = None,
     ) -> None:
         """Commit one accepted ``turn`` (id set), the episodes it closed, the new checkpoint.
 
         ``touched``: when the turn arrived by the caller's clock (default
-        ``time.time()``); the idle timeout counts from it.
+        ``time.time()``); the idle timeout counts from it. ``judged``: the id of
+        the open turn of the same session that ``judge`` answered about, when it
+        is not ``turn`` (a boundary model with lookahead decides a turn after
+        later ones came in); its row keeps the answer, for the replay.
         """
         touched = time.time() if touched is None else touched
         with self._transaction(f"recording turn {turn.id!r}"):
             self._close(closed)
+            if judged is not None and judged != turn.id:
+                self._keep_answer(turn, judged, judge)
+                judge = None
             self._db.execute(
                 "INSERT INTO turns (user, session, turn_id, turn, vector, judge)"
                 " VALUES (?, ?, ?, ?, ?, ?)",
@@ -166,6 +173,20 @@ class Journal(JournalReads):
                     "UPDATE sessions SET last_ts = ?, touched = ? WHERE user = ? AND session = ?",
                     (turn.ts, touched, turn.user, turn.session),
                 )
+
+    def _keep_answer(self, turn: Turn, judged: str, judge: str | None) -> None:
+        if judge is None:
+            return
+        changed = self._db.execute(
+            "UPDATE turns SET judge = ? WHERE user = ? AND session = ? AND turn_id = ?"
+            " AND episode IS NULL",
+            (judge, turn.user, turn.session, judged),
+        ).rowcount
+        if changed != 1:
+            raise JournalError(
+                f"the judge answered about turn {judged!r}, which is not an open turn of "
+                f"session {turn.session!r}"
+            )
 
     def close_episodes(
         self,

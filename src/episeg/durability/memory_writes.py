@@ -111,6 +111,7 @@ class MemoryWrites:
                     closed=scored,
                     checkpoint=segmenter.checkpoint(*key) if step.opened else None,
                     touched=float(self._clock()),
+                    judged=step.decided.id if step.decided is not None else None,
                 )
             except Exception:  # a journal error, or a record it could not encode: not accepted
                 self._rebuild([key])

@@ -54,13 +54,16 @@ class SessionCheckpoint:
 
         Then ``seq`` is the counter the first turn was numbered from; replaying
         the turns re-derives every later skip of a number a client used
-        (:meth:`~episeg.segmentation.intake.SessionIntake.accept`).
+        (:meth:`~episeg.segmentation.intake.SessionIntake.accept`). With a
+        lookahead the turns after the first may already be taken in (waiting for
+        their decision): ``seq`` is then the counter recorded when the first was.
         """
         n = len(state.open.turns)
+        opened = state.opened_seq  # set when turns wait for later ones (lookahead)
         return cls(
             user=user,
             session=session,
-            seq=state.intake.seq - n,
+            seq=opened if opened is not None and n > 0 else state.intake.seq - n,
             position=state.positions - n,
             top_level_id=state.top_level_id,
             parent_id=state.open.parent_id,

@@ -31,6 +31,7 @@ one when the combiner says so).
 from __future__ import annotations
 
 import logging
+from collections.abc import Sequence
 
 import numpy as np
 
@@ -45,7 +46,7 @@ from episeg.segmentation.signals.factory import SignalFactory, build_prediction
 from episeg.segmentation.state import SessionState, TurnTrace
 from episeg.segmentation.step import Step
 from episeg.segmentation.tap import JudgeTap
-from episeg.types import Decision, Episode, ObservedTurn, SignalName, Verdict
+from episeg.types import Decision, Episode, ObservedTurn, SignalName, Turn, Verdict
 
 __all__ = ["COUNTERS", "TurnDecider"]
 
@@ -113,7 +114,14 @@ class TurnDecider:
             open=OpenEpisode(user=user, session=session),
         )
 
-    def step(self, state: SessionState, prepared: PreparedTurn, vector: np.ndarray) -> Step:
+    def step(
+        self,
+        state: SessionState,
+        prepared: PreparedTurn,
+        vector: np.ndarray,
+        later: Sequence[tuple[Turn, np.ndarray]] = (),
+    ) -> Step:
+        """Decide ``prepared``'s turn; ``later``: the turns after it the learned model reads."""
         self.counters["turns"] += 1
         # The signals and the features compute in float64: convert once for all of them.
         observed = ObservedTurn(
@@ -131,11 +139,14 @@ class TurnDecider:
             self._open(state, observed, (), vector=vector)
             self._commit_features(state, view, opened=True)
             self._record(state, observed, Decision.CONTINUE, tuple(verdicts))
-            return Step(observed.turn, vector, opened=True, verdicts=tuple(verdicts))
+            return Step(
+                observed.turn, vector, opened=True, verdicts=tuple(verdicts), decided=observed.turn
+            )
         hints_may_open = self.policy.hints_may_open(observed.turn.actor)
         if self.learned is not None and view is not None:
+            views = [view, *(self.learned.view_of(t, v) for t, v in later)]
             outcome = self.learned.weigh(
-                verdicts, state.features, [view], hints_may_open=hints_may_open
+                verdicts, state.features, views, hints_may_open=hints_may_open
             )
         else:
             outcome = self.policy.weigh(verdicts, hints_may_open=hints_may_open)
@@ -150,7 +161,9 @@ class TurnDecider:
         self._commit_features(state, view, opened=outcome.decision.opens_episode)
         if not outcome.decision.opens_episode:
             state.open.add(observed.turn, vector)
-            return Step(observed.turn, vector, verdict=verdict, verdicts=frozen)
+            return Step(
+                observed.turn, vector, verdict=verdict, verdicts=frozen, decided=observed.turn
+            )
         log.info(
             "boundary before turn %s (%s): %s",
             observed.turn.id,
@@ -161,7 +174,7 @@ class TurnDecider:
         parent = state.top_level_id if outcome.decision is Decision.SUB_EPISODE else None
         summary = state.prediction.summary if outcome.judged and state.prediction else ""
         self._open(state, observed, frozen, vector=vector, parent_id=parent, summary=summary)
-        return Step(observed.turn, vector, (closed,), True, verdict, frozen)
+        return Step(observed.turn, vector, (closed,), True, verdict, frozen, decided=observed.turn)
 
     def _consult_judge(
         self, state: SessionState, observed: ObservedTurn, outcome: Outcome, verdicts: list[Verdict]

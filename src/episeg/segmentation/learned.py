@@ -25,6 +25,8 @@ from __future__ import annotations
 import logging
 from collections.abc import Sequence
 
+import numpy as np
+
 from episeg.config import EpisegConfig
 from episeg.errors import ConfigError
 from episeg.segmentation.adaptive import AdaptiveThreshold
@@ -39,12 +41,13 @@ from episeg.segmentation.model import (
 )
 from episeg.segmentation.policy import Outcome, resolve_with_judge
 from episeg.segmentation.signals.structural import PIVOT_REASON
-from episeg.types import Decision, ObservedTurn, SignalName, Verdict
+from episeg.types import Decision, ObservedTurn, SignalName, Turn, Verdict
 from episeg.typing import Embedder
 
 __all__ = [
     "CHAT_WEIGHTS",
     "DEFAULT_WEIGHTS",
+    "MAX_LOOKAHEAD",
     "VECTOR_TERMS",
     "WEIGHTS_DIR",
     "AdaptiveThreshold",
@@ -55,6 +58,8 @@ __all__ = [
 ]
 
 log = logging.getLogger(__name__)
+MAX_LOOKAHEAD = 8
+"""The most later turns a weights file may read before a turn is decided."""
 
 
 class LearnedPolicy:
@@ -130,14 +135,22 @@ class LearnedPolicy:
 
     @property
     def lookahead(self) -> int:
+        """Later turns the model reads before it decides a turn (0: as it comes)."""
         return self.model.lookahead
 
     def view(self, turn: ObservedTurn) -> TurnView:
         """What the features read from ``turn`` (roles and types only when they are known)."""
+        return self.view_of(turn.turn, turn.embedding)
+
+    def view_of(self, turn: Turn, embedding: np.ndarray) -> TurnView:
+        """:meth:`view` of a turn not stepped yet (a later turn the model peeks at)."""
         known = self.roles_known
-        kind = turn.turn.type.value if known and turn.turn.type is not None else None
+        kind = turn.type.value if known and turn.type is not None else None
         return TurnView.make(
-            turn.embedding, turn.turn.actor.value if known else "user", kind, turn.text
+            np.asarray(embedding, dtype=np.float64),
+            turn.actor.value if known else "user",
+            kind,
+            turn.text,
         )
 
     def weigh(
@@ -240,12 +253,13 @@ def learned_policy(config: EpisegConfig, embedder: Embedder) -> LearnedPolicy | 
             raise ConfigError(f"combiner.kind 'learned': {problem}")
         log.info("combiner.kind 'auto' uses the layered policy: %s", problem)
         return None
-    if model.lookahead:
-        raise ConfigError(
-            f"combiner.weights {spec.weights!r} reads {model.lookahead} later turn(s); "
-            "the streaming segmenter takes lookahead-0 models only"
-        )
-    model.require_features(feature_names(0), f"combiner.weights {spec.weights!r}")
+    for part in (model, model.roles_unknown):
+        if part is not None and part.lookahead > MAX_LOOKAHEAD:
+            raise ConfigError(
+                f"combiner.weights {spec.weights!r} reads {part.lookahead} later turns; "
+                f"the segmenter waits for at most {MAX_LOOKAHEAD}"
+            )
+    model.require_features(feature_names, f"combiner.weights {spec.weights!r}")
     return LearnedPolicy(
         model,
         threshold=spec.threshold,

@@ -36,7 +36,7 @@ from __future__ import annotations
 import json
 import math
 import zipfile
-from collections.abc import Collection, Mapping
+from collections.abc import Callable, Collection, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -130,27 +130,30 @@ class BoundaryModel:
         """
         return self if known or self.roles_unknown is None else self.roles_unknown
 
-    def require_features(self, names: tuple[str, ...], source: str) -> None:
-        """Refuse a model (or its roles-unknown model) not trained on exactly ``names``.
+    def require_features(self, names: Callable[[int], tuple[str, ...]], source: str) -> None:
+        """Refuse a model (or its roles-unknown one) not trained on ``names(its lookahead)``.
 
-        A weights file from an older feature set would otherwise fail on its
-        first turn, or, were the lengths equal, weigh the wrong features.
+        A weights file from an older feature set would otherwise fail on its first
+        turn, or, were the lengths equal, weigh the wrong features.
 
         >>> m = BoundaryModel(names=("a",), weights=np.zeros(1), bias=0.0, vectors={},
         ...                   lookahead=0, threshold=0.0, band=0.0, means=np.zeros(1),
         ...                   vector_means={})
         >>> try:
-        ...     m.require_features(("a", "b"), "old.npz")
+        ...     m.require_features(lambda lookahead: ("a", "b"), "old.npz")
         ... except ConfigError as exc:
         ...     print(str(exc).split(" (")[0])
         old.npz was trained on other features than this episeg computes
         """
         for part in (self, self.roles_unknown):
-            if part is not None and part.names != names:
+            if part is None:
+                continue
+            expected = names(part.lookahead)
+            if part.names != expected:
                 raise ConfigError(
                     f"{source} was trained on other features than this episeg computes "
-                    f"(missing {sorted(set(names) - set(part.names))}, "
-                    f"unknown {sorted(set(part.names) - set(names))}, or another order); "
+                    f"(missing {sorted(set(expected) - set(part.names))}, "
+                    f"unknown {sorted(set(part.names) - set(expected))}, or another order); "
                     "retrain it with `episeg train segmenter`"
                 )
 

@@ -7,8 +7,8 @@ system-event and the window floor rule first; then the boundary model's logit, w
 features that drove it in the verdict); ``combiner.kind="layered"`` keeps the hand-set
 :class:`~episeg.segmentation.policy.BoundaryPolicy`. The prediction-error judge is asked
 only when the gate lets it (the combiner's uncertain band and/or the periodic cadence).
-Streaming (:meth:`Segmenter.observe`) and batch (:meth:`Segmenter.segment`, batched
-embeddings) run the same per-turn step, so they give the same boundaries.
+Streaming (:meth:`Segmenter.observe`), batch (:meth:`Segmenter.segment`) and replay run the
+same per-turn step (L turns behind for a model reading L later turns, :mod:`.lookahead`).
 
 >>> from episeg.testing import HashingEmbedder
 >>> from episeg.types import Turn
@@ -38,9 +38,9 @@ from episeg.defaults import default_embedder
 from episeg.segmentation import arguments
 from episeg.segmentation.checkpoint import SessionCheckpoint
 from episeg.segmentation.decide import TurnDecider
-from episeg.segmentation.episode import OpenEpisode
 from episeg.segmentation.intake import PreparedTurn, preview_intake
 from episeg.segmentation.learned import LearnedPolicy, learned_policy
+from episeg.segmentation.lookahead import Lookahead
 from episeg.segmentation.policy import BoundaryPolicy
 from episeg.segmentation.signals.factory import ALL_SIGNALS
 from episeg.segmentation.state import SessionState, TurnTrace
@@ -127,11 +127,13 @@ class Segmenter:
             return Step()
         try:
             try:
-                step = self._decider.step(session, prepared, self._embed([prepared.turn.text])[0])
+                vector = self._embed([prepared.turn.text])[0]
+                step = self._wait().advance(session, prepared, vector, seq=before[0])
             except BaseException:  # the embedder or the step failed: the turn may be re-sent
-                self._take_back(session, prepared.turn, *before)
+                if session.take_back(prepared.turn, *before):
+                    self._counters["turns"] -= 1
                 raise
-            record = self.tap.take(prepared.turn.id or "") if self.tap is not None else None
+            record = self.tap.take_for(step.decided) if self.tap is not None else None
         finally:
             if self.tap is not None:
                 self.tap.clear()
@@ -153,16 +155,17 @@ class Segmenter:
         closed = []
         for (u, s), state in self._sessions.items():
             wanted = (user is None or u == user) and (session is None or s == session)
-            if wanted and state.open.turns:
-                closed.append(self._decider.close(state, ()))
-                state.open = OpenEpisode(user=u, session=s)
+            if wanted:
+                closed.extend(self._wait().finish(state))
+        if self.tap is not None:  # answers on drained turns: nothing open is left to replay
+            self.tap.clear()
         return closed
 
     def open_turns(self, user: str, session: str) -> tuple[Turn, ...]:
-        """The turns of the still-open episode of (user, session)."""
+        """The turns of the still-open episode of (user, session), then any not decided yet."""
         arguments.check_names(user=user, session=session)
         state = self._sessions.get((user, session))
-        return tuple(state.open.turns) if state else ()
+        return (*state.open.turns, *(p.prepared.turn for p in state.pending)) if state else ()
 
     def checkpoint(self, user: str, session: str) -> SessionCheckpoint:
         """The opening state of (user, session)'s open episode, for the journal.
@@ -213,13 +216,15 @@ class Segmenter:
         state.intake.remember(seen_ids, skip=[t.id for t, _ in turns])
         self._dim = self._dim or (len(turns[0][1]) if turns else None)
         closed: list[Episode] = []
+        wait = self._wait()
         for n, (turn, vector) in enumerate(turns):
+            seq = state.intake.seq
             prepared = state.intake.accept(turn, max_turn_chars=sys.maxsize)  # taken once: no limit
             if prepared is None:
                 self._duplicate(turn)
                 continue
-            closed.extend(self._decider.step(state, prepared, vector).closed)
-            if n == 0:
+            closed.extend(wait.advance(state, prepared, vector, seq=seq).closed)
+            if n == 0:  # decided at once: a session's first turn
                 checkpoint.restore(state)
         if not turns:  # nothing open (flushed, idle-closed): the judge's cadence still runs on
             checkpoint.restore(state)
@@ -242,19 +247,21 @@ class Segmenter:
         checked = arguments.check_turns(turns, "segment")
         saved, self._sessions = self._sessions, {}
         try:
-            accepted: list[tuple[SessionState, PreparedTurn]] = []
+            accepted: list[tuple[SessionState, PreparedTurn, int]] = []
             limit = self.config.intake.max_turn_chars
             for turn in checked:
                 state = self._session(turn)
+                seq = state.intake.seq
                 prepared = state.intake.accept(turn, max_turn_chars=limit)
                 if prepared is None:
                     self._duplicate(turn)
                     continue
-                accepted.append((state, prepared))
-            vectors = self._embed([p.turn.text for _, p in accepted])
+                accepted.append((state, prepared, seq))
+            vectors = self._embed([p.turn.text for _, p, _ in accepted])
             episodes: list[Episode] = []
-            for (state, prepared), vector in zip(accepted, vectors, strict=True):
-                episodes.extend(self._decider.step(state, prepared, vector).closed)
+            wait = self._wait()
+            for (state, prepared, seq), vector in zip(accepted, vectors, strict=True):
+                episodes.extend(wait.advance(state, prepared, vector, seq=seq).closed)
             episodes.extend(self.flush())
             return episodes
         finally:
@@ -262,7 +269,15 @@ class Segmenter:
             if self.tap is not None:
                 self.tap.clear()
 
+    @property
+    def lookahead(self) -> int:
+        """Later turns a turn waits for before it is decided (the boundary model's; 0: none)."""
+        return self.learned.lookahead if self.learned is not None else 0
+
     # -- internals --------------------------------------------------------------------
+    def _wait(self) -> Lookahead:  # built per call: an ablation may swap the learned policy
+        return Lookahead(self._decider, self.lookahead)
+
     def _session(self, turn: Turn) -> SessionState:
         key = (turn.user, turn.session)
         state = self._sessions.get(key)
@@ -280,20 +295,6 @@ class Segmenter:
         vectors = arguments.check_vectors(raw, len(texts), self._dim)  # finite, one dimension
         self._dim = vectors.shape[1]
         return vectors
-
-    def _take_back(
-        self, state: SessionState, turn: Turn, seq: int, last_ts: float | None, positions: int
-    ) -> None:
-        """Undo ``turn``'s intake (its embedding or step raised), unless it joined the episode."""
-        where = f"turn {turn.id!r} of session {turn.session!r}"
-        if state.open.turns and state.open.turns[-1] is turn:  # raised after joining: kept
-            log.error("the step on %s raised after the turn joined the open episode", where)
-            return
-        state.intake.retract(turn.id or "", seq=seq, last_ts=last_ts)  # a re-send is new
-        if state.positions != positions:  # the step ran: its signals may keep part of the turn
-            log.error("the step on %s raised; the turn was not taken, send it again", where)
-            state.positions = positions
-            self._counters["turns"] -= 1
 
     def _duplicate(self, turn: Turn) -> None:
         self._counters["duplicates"] += 1

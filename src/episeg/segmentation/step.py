@@ -48,18 +48,25 @@ class Step:
     embedding
         The turn's embedding (``None`` for a duplicate).
     closed
-        Episodes this turn closed (0 or 1; closed *before* this turn).
+        Episodes this step closed (0 or 1; closed *before* the decided turn).
     opened
-        This turn opened an episode: the session's first turn, a boundary or
-        a sub-episode.
+        The decided turn opened an episode: the session's first turn, a
+        boundary or a sub-episode.
     verdict
         The combiner's verdict on this turn (``None`` for a session's first
         turn and for a duplicate).
     verdicts
         Every verdict at this turn (signals, judge, combiner last).
     judge_record
-        The judge's answer on this turn as the JSON the journal keeps, or
-        ``None`` when the judge was not asked.
+        The judge's answer on the decided turn as the JSON the journal keeps,
+        or ``None`` when the judge was not asked.
+    decided
+        The turn this step decided, whose verdicts ``verdict`` and ``verdicts``
+        are: ``turn`` itself, unless the boundary model reads later turns
+        (``lookahead`` L > 0). Then a turn waits for the L after it: this is an
+        earlier turn of the session, or ``None`` while the turn only waits
+        (nothing decided, nothing closed). ``opened`` and ``closed`` are about
+        the decided turn too.
     """
 
     turn: Turn | None = None
@@ -69,6 +76,7 @@ class Step:
     verdict: Verdict | None = None
     verdicts: tuple[Verdict, ...] = ()
     judge_record: str | None = None
+    decided: Turn | None = None
 
     @property
     def accepted(self) -> bool:

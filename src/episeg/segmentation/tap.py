@@ -79,6 +79,10 @@ class JudgeTap:
         """The JSON record of the judge's answer on ``turn_id`` (once), or ``None``."""
         return self._recorded.pop(turn_id, None)
 
+    def take_for(self, turn: Turn | None) -> str | None:
+        """:meth:`take` for ``turn`` (``None``: no turn was decided, so no record)."""
+        return self.take(turn.id or "") if turn is not None else None
+
     def clear(self) -> None:
         """Forget unclaimed records (e.g. of a refused or duplicate turn)."""
         self._recorded.clear()
