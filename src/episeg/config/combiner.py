@@ -49,7 +49,10 @@ class CombinerConfig(_Section):
         turns (``None``: the model's own; 2 for the agent model).
     roles_known : bool, default True
         ``False`` when speaker labels carry no meaning: the model's role
-        features are then off (set ``policy.hint_actors`` to all four too).
+        features are then off (set ``policy.hint_actors`` to all four too), and
+        the agent weights' roles-unknown model scores, which reads one later
+        turn: each turn is decided when the next arrives (or at ``flush``), so an
+        episode closes one turn after its last (``Segmenter.lookahead``).
 
     ``weights``, ``threshold``, ``band`` and ``min_turns`` configure the
     learned combiner only, so with ``kind="layered"`` they are refused.
