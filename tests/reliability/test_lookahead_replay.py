@@ -23,7 +23,7 @@ from tests.property_budget import examples
 
 from .helpers import by_turns
 from .memstore import MemBackend
-from .test_replay import build, turn_specs
+from .test_replay import assert_tiles, build, crashed, crashed_with_judge, turn_specs
 
 _TMP = "/dev/shm" if Path("/dev/shm").is_dir() else None
 
@@ -79,19 +79,9 @@ class TestLookaheadReplay:
     ) -> None:
         turns = build(specs)
         want = uninterrupted(turns)
-        backend = MemBackend()
-        with tempfile.TemporaryDirectory(dir=_TMP) as path:
-            start = 0
-            for cut in [*sorted(min(c, len(turns)) for c in cuts), len(turns)]:
-                mem = memory(path, backend)
-                mem.ingest(turns[max(0, start - resend) : cut])
-                start = max(start, cut)
-                if cut == len(turns):
-                    mem.flush()
-                mem.close()  # closing without flush is what a crash leaves on disk
+        backend = crashed(turns, [min(c, len(turns)) for c in cuts], resend, memory)
         assert by_turns(backend.rows) == by_turns(want)
-        ids = sorted(tid for e in backend.rows.values() for tid in e.turn_ids)
-        assert ids == sorted(t.id or "" for t in turns)
+        assert_tiles(backend.rows, turns)
 
     @settings(
         max_examples=examples(40), deadline=None, suppress_health_check=[HealthCheck.too_slow]
@@ -104,19 +94,7 @@ class TestLookaheadReplay:
         script = ["continue", "new", "sub-episode", "error"] * 40
         reference = ScriptedJudge(script)
         want = uninterrupted(turns, judge=reference, config=cfg)
-        backend, made = MemBackend(), 0
-        with tempfile.TemporaryDirectory(dir=_TMP) as path:
-            start = 0
-            for cut in [*sorted(min(c, len(turns)) for c in cuts), len(turns)]:
-                judge = ScriptedJudge(script[made:])  # the live judge continues its script
-                mem = memory(path, backend, judge=judge, config=cfg)
-                assert judge.calls == 0, "replaying the journal called the judge"
-                mem.ingest(turns[start:cut])
-                start = max(start, cut)
-                if cut == len(turns):
-                    mem.flush()
-                made += judge.calls
-                mem.close()
+        backend, made = crashed_with_judge(turns, cuts, script, cfg, memory)
         assert by_turns(backend.rows) == by_turns(want)
         assert made == reference.calls
 

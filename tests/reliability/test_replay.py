@@ -4,6 +4,7 @@ same path ends with exactly the episodes of an uninterrupted run (hypothesis).""
 from __future__ import annotations
 
 import tempfile
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
@@ -96,20 +97,58 @@ def uninterrupted(turns: list[Turn], **kw: Any) -> dict[str, Episode]:
     return backend.rows
 
 
-def crashed(turns: list[Turn], cuts: list[int], resend: int, **kw: Any) -> MemBackend:
-    """Ingest, 'crash' (drop the Memory without flush) at each cut, reopen, re-send."""
+def crashed(
+    turns: list[Turn],
+    cuts: list[int],
+    resend: int,
+    make: Callable[..., Memory] | None = None,
+    **kw: Any,
+) -> MemBackend:
+    """Ingest, 'crash' (drop the Memory without flush) at each cut, reopen, re-send.
+
+    ``make`` builds each Memory as :func:`memory` does (default: :func:`memory`).
+    """
+    make = make or memory
     backend = MemBackend()
     judge = kw.pop("judge_factory", None)
     with tempfile.TemporaryDirectory(dir=_TMP) as path:
         start = 0
         for cut in [*sorted(cuts), len(turns)]:
-            mem = memory(path, backend, judge=judge() if judge else None, **kw)
+            mem = make(path, backend, judge=judge() if judge else None, **kw)
             mem.ingest(turns[max(0, start - resend) : cut])
             start = max(start, cut)
             if cut == len(turns):
                 mem.flush()
             mem.close()  # closing without flush is what a crash leaves on disk
     return backend
+
+
+def crashed_with_judge(
+    turns: list[Turn],
+    cuts: list[int],
+    script: list[str],
+    config: EpisegConfig,
+    make: Callable[..., Memory],
+) -> tuple[MemBackend, int]:
+    """Ingest with a scripted judge, 'crash' at each cut, reopen; the judge calls made.
+
+    Each reopened Memory gets a judge that continues the script where the last
+    one stopped, and must not call it while it replays the journal.
+    """
+    backend, made = MemBackend(), 0
+    with tempfile.TemporaryDirectory(dir=_TMP) as path:
+        start = 0
+        for cut in [*sorted(min(c, len(turns)) for c in cuts), len(turns)]:
+            judge = ScriptedJudge(script[made:])  # the live judge continues its script
+            mem = make(path, backend, judge=judge, config=config)
+            assert judge.calls == 0, "replaying the journal called the judge"
+            mem.ingest(turns[start:cut])
+            start = max(start, cut)
+            if cut == len(turns):
+                mem.flush()
+            made += judge.calls
+            mem.close()
+    return backend, made
 
 
 def assert_tiles(rows: dict[str, Episode], turns: list[Turn]) -> None:
@@ -148,19 +187,7 @@ class TestReplayEquivalence:
         script = ["continue", "new", "sub-episode", "error"] * 40
         reference = ScriptedJudge(script)
         want = uninterrupted(turns, judge=reference, config=config)
-        backend, made = MemBackend(), 0
-        with tempfile.TemporaryDirectory(dir=_TMP) as path:
-            start = 0
-            for cut in [*sorted(min(c, len(turns)) for c in cuts), len(turns)]:
-                judge = ScriptedJudge(script[made:])  # the live judge continues its script
-                mem = memory(path, backend, judge=judge, config=config)
-                assert judge.calls == 0, "replaying the journal called the judge"
-                mem.ingest(turns[start:cut])
-                start = max(start, cut)
-                if cut == len(turns):
-                    mem.flush()
-                made += judge.calls
-                mem.close()
+        backend, made = crashed_with_judge(turns, cuts, script, config, memory)
         assert by_turns(backend.rows) == by_turns(want)
         assert made == reference.calls
 
