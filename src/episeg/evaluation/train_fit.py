@@ -20,7 +20,7 @@ from __future__ import annotations
 
 import logging
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import Any
 
 import numpy as np
@@ -162,6 +162,26 @@ class CrossValidated:
     def oof(self) -> dict[str, dict[str, float]]:
         """Every corpus's out-of-fold scores at the chosen threshold."""
         return self.curve[self.threshold]
+
+    def shipped(
+        self,
+        meta: Mapping[str, Any],
+        adaptive: Mapping[str, float] | None,
+        sub: BoundaryModel | None = None,
+    ) -> BoundaryModel:
+        """The fit as a weights file holds it: threshold, band, ``sub`` and the CV in its meta."""
+        full = {
+            **meta,
+            "adaptive": adaptive,
+            "threshold": self.threshold,
+            "cv_threshold": self.cv_threshold,
+            "band": self.band,
+            "oof_at_threshold": self.oof,
+            "oof_by_threshold": curve_rows(self.curve),
+        }
+        return replace(
+            self.model, threshold=self.threshold, band=self.band, meta=full, roles_unknown=sub
+        )
 
 
 def curve_rows(curve: dict[float, dict[str, dict[str, float]]]) -> list[dict[str, object]]:

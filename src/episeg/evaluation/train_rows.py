@@ -19,7 +19,7 @@ from __future__ import annotations
 import hashlib
 import logging
 from collections.abc import Callable, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 
 import numpy as np
@@ -39,6 +39,7 @@ __all__ = [
     "Decide",
     "TrainingRows",
     "embed_file",
+    "role_masked",
     "stream_boundaries",
     "subset",
     "teacher_forced",
@@ -209,3 +210,16 @@ def subset(rows: TrainingRows, keep: np.ndarray) -> TrainingRows:
             t=rows.ts[i],
         )
     return out
+
+
+def role_masked(corpus: Corpus, vectors: list[np.ndarray], lookahead: int) -> Corpus:
+    """``corpus`` as roles-unknown rows (every turn, role features zero), as TIAGE is built.
+
+    A corpus without real roles whose rows already read ``lookahead`` later turns
+    is reused as it is.
+    """
+    same = corpus.rows.names == feature_names(lookahead)
+    if same and not any(d.roles_known for d in corpus.dialogues):
+        return corpus
+    dropped = [replace(d, roles_known=False) for d in corpus.dialogues]
+    return teacher_forced(corpus.name, dropped, vectors, lookahead)

@@ -76,13 +76,13 @@ from episeg.evaluation.datasets import default_data_root, read_jsonl, select_par
 from episeg.evaluation.train_fit import (
     CrossValidated,
     cross_validated,
-    curve_rows,
     near_best_lines,
 )
 from episeg.evaluation.train_presets import LICENCES, PRESETS, TRAIN_PARTS, Preset, adaptive_meta
 from episeg.evaluation.train_rows import (
     Corpus,
     embed_file,
+    role_masked,
     stream_boundaries,
     teacher_forced,
     turn_views,
@@ -190,7 +190,7 @@ def train(
     sub = None
     if spec.roles_unknown_model and roles_unknown_model:
         masked = [
-            _masked(cp, vecs, unknown_lookahead, same=unknown_lookahead == lookahead)
+            role_masked(cp, vecs, unknown_lookahead)
             for cp, vecs in zip(corpora, vectors, strict=True)
         ]
         dropped = [cp.name for cp in corpora if any(d.roles_known for d in cp.dialogues)]
@@ -200,40 +200,12 @@ def train(
             "roles_known": False,
             "roles_dropped": dropped,
         }
-        sub = _model(recipe(masked, unknown_lookahead), meta, spec, None)
+        cv = recipe(masked, unknown_lookahead)
+        sub = cv.shipped(meta, adaptive_meta(spec, cv.threshold))
     main_meta = {**settings, "roles_known": spec.roles_known}
     pin = spec.threshold if pinned_threshold else None
-    return _model(recipe(corpora, lookahead, pin), main_meta, spec, sub)
-
-
-def _masked(corpus: Corpus, vectors: list[np.ndarray], lookahead: int, *, same: bool) -> Corpus:
-    """``corpus`` as roles-unknown rows (every turn, role features zero), as TIAGE is built.
-
-    ``same``: ``corpus``'s rows were built with this ``lookahead`` (a corpus without
-    real roles is then reused as it is).
-    """
-    if same and not any(d.roles_known for d in corpus.dialogues):
-        return corpus
-    dropped = [dataclasses.replace(d, roles_known=False) for d in corpus.dialogues]
-    return teacher_forced(corpus.name, dropped, vectors, lookahead)
-
-
-def _model(
-    cv: CrossValidated, meta: dict[str, Any], spec: Preset, sub: BoundaryModel | None
-) -> BoundaryModel:
-    final = cv.model
-    full = {
-        **meta,
-        "adaptive": adaptive_meta(spec, cv.threshold),
-        "threshold": cv.threshold,
-        "cv_threshold": cv.cv_threshold,
-        "band": cv.band,
-        "oof_at_threshold": cv.oof,
-        "oof_by_threshold": curve_rows(cv.curve),
-    }
-    return dataclasses.replace(
-        final, threshold=cv.threshold, band=cv.band, meta=full, roles_unknown=sub
-    )
+    cv = recipe(corpora, lookahead, pin)
+    return cv.shipped(main_meta, adaptive_meta(spec, cv.threshold), sub)
 
 
 def _parser() -> argparse.ArgumentParser:

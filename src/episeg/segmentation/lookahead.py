@@ -40,6 +40,8 @@ live.
 
 from __future__ import annotations
 
+from dataclasses import replace
+
 import numpy as np
 
 from episeg.segmentation.decide import TurnDecider
@@ -93,15 +95,7 @@ class Lookahead:
         except BaseException:
             state.pending.pop()  # the new turn goes back with its intake
             raise
-        return Step(
-            prepared.turn,
-            vector,
-            step.closed,
-            step.opened,
-            step.verdict,
-            step.verdicts,
-            decided=step.decided,
-        )
+        return replace(step, turn=prepared.turn, embedding=vector)  # what it decided stays
 
     def drain(self, state: SessionState) -> list[Episode]:
         """Decide every waiting turn with the later turns there are (end of a session)."""

@@ -100,6 +100,7 @@ class Segmenter:
             trace=self.trace,
             counters=self._counters,
         )
+        self._wait = Lookahead(self._decider, self.lookahead)
         arguments.warn_ignored_settings(self.config, learned=self.learned is not None)
 
     @property
@@ -110,6 +111,7 @@ class Segmenter:
     @learned.setter
     def learned(self, policy: LearnedPolicy | None) -> None:
         self._decider.learned = policy
+        self._wait = Lookahead(self._decider, self.lookahead)  # the new policy's lookahead
 
     # -- public API -------------------------------------------------------------------
     @property
@@ -128,7 +130,7 @@ class Segmenter:
         try:
             try:
                 vector = self._embed([prepared.turn.text])[0]
-                step = self._wait().advance(session, prepared, vector, seq=before[0])
+                step = self._wait.advance(session, prepared, vector, seq=before[0])
             except BaseException:  # the embedder or the step failed: the turn may be re-sent
                 if session.take_back(prepared.turn, *before):
                     self._counters["turns"] -= 1
@@ -156,7 +158,7 @@ class Segmenter:
         for (u, s), state in self._sessions.items():
             wanted = (user is None or u == user) and (session is None or s == session)
             if wanted:
-                closed.extend(self._wait().finish(state))
+                closed.extend(self._wait.finish(state))
         if self.tap is not None:  # answers on drained turns: nothing open is left to replay
             self.tap.clear()
         return closed
@@ -216,14 +218,13 @@ class Segmenter:
         state.intake.remember(seen_ids, skip=[t.id for t, _ in turns])
         self._dim = self._dim or (len(turns[0][1]) if turns else None)
         closed: list[Episode] = []
-        wait = self._wait()
         for n, (turn, vector) in enumerate(turns):
             seq = state.intake.seq
             prepared = state.intake.accept(turn, max_turn_chars=sys.maxsize)  # taken once: no limit
             if prepared is None:
                 self._duplicate(turn)
                 continue
-            closed.extend(wait.advance(state, prepared, vector, seq=seq).closed)
+            closed.extend(self._wait.advance(state, prepared, vector, seq=seq).closed)
             if n == 0:  # decided at once: a session's first turn
                 checkpoint.restore(state)
         if not turns:  # nothing open (flushed, idle-closed): the judge's cadence still runs on
@@ -259,9 +260,8 @@ class Segmenter:
                 accepted.append((state, prepared, seq))
             vectors = self._embed([p.turn.text for _, p, _ in accepted])
             episodes: list[Episode] = []
-            wait = self._wait()
             for (state, prepared, seq), vector in zip(accepted, vectors, strict=True):
-                episodes.extend(wait.advance(state, prepared, vector, seq=seq).closed)
+                episodes.extend(self._wait.advance(state, prepared, vector, seq=seq).closed)
             episodes.extend(self.flush())
             return episodes
         finally:
@@ -275,9 +275,6 @@ class Segmenter:
         return self.learned.lookahead if self.learned is not None else 0
 
     # -- internals --------------------------------------------------------------------
-    def _wait(self) -> Lookahead:  # built per call: an ablation may swap the learned policy
-        return Lookahead(self._decider, self.lookahead)
-
     def _session(self, turn: Turn) -> SessionState:
         key = (turn.user, turn.session)
         state = self._sessions.get(key)
