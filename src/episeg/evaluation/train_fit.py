@@ -37,6 +37,7 @@ __all__ = [
     "TAUS",
     "TERM_DIMS",
     "CrossValidated",
+    "band_for",
     "cross_validated",
     "curve_rows",
     "decode",
@@ -51,9 +52,8 @@ TAUS = tuple(round(-2.0 + 0.125 * i, 3) for i in range(25))
 """The thresholds (logits) cross-validation chooses among."""
 
 FIT_TOL = 1e-8
-"""L-BFGS stopping tolerance. scikit-learn's default (1e-4) stopped these fits up to 0.75 from the
-optimum in a weight, so a last-bit change of a feature moved the model and its threshold; at 1e-8
-the fit is the regularised optimum itself (docs/RESULTS.md, "Converged fits")."""
+"""L-BFGS stopping tolerance: scikit-learn's 1e-4 stopped these fits up to 0.75 from the optimum in
+a weight; at 1e-8 the fit is the regularised optimum (docs/RESULTS.md, "Converged fits")."""
 FIT_MAX_ITER = 20_000
 
 TERM_DIMS: dict[str, int] = {}
@@ -157,6 +157,8 @@ class CrossValidated:
     curve: dict[float, dict[str, dict[str, float]]]
     cv_threshold: float
     """The curve's arg-min; equal to ``threshold`` unless the threshold was pinned."""
+    oof_logits: tuple[np.ndarray, ...] = ()
+    """Every corpus's out-of-fold logits, one per row (what :mod:`.train_judge` decodes)."""
 
     @property
     def oof(self) -> dict[str, dict[str, float]]:
@@ -276,9 +278,23 @@ def cross_validated(
     }
     best = min(TAUS, key=lambda t: (float(np.mean([s["pk_a"] for s in table[t]])), -t))
     tau = best if pinned is None else pinned
-    eligible = np.concatenate([np.asarray(cp.rows.eligible) for cp in corpora])
-    margins = np.sort(np.abs(np.concatenate(oof)[eligible] - tau))
-    band = float(margins[min(len(margins) - 1, int(judge_share * len(margins)))])
+    band = band_for(corpora, oof, tau, judge_share)
     final = fit([cp.rows for cp in corpora], dims=dims, c=c, seed=seed, lookahead=lookahead)
     curve = {t: {cp.name: s for cp, s in zip(corpora, table[t], strict=True)} for t in TAUS}
-    return CrossValidated(final, tau, band, curve, best)
+    return CrossValidated(final, tau, band, curve, best, tuple(oof))
+
+
+def band_for(
+    corpora: Sequence[Corpus], oof: Sequence[np.ndarray], tau: float, share: float
+) -> float:
+    """The half-width around ``tau`` holding ``share`` of the eligible out-of-fold logits.
+
+    >>> from types import SimpleNamespace as NS; cp = NS(rows=NS(eligible=[True] * 3 + [False]))
+    >>> band_for([cp], [np.array([0.1, -0.3, 0.5, 0.0])], 0.0, 0.5)
+    0.3
+    """
+    if not 0.0 <= share <= 1.0:
+        raise ConfigError(f"a judge share must be in [0, 1], got {share}")
+    eligible = np.concatenate([np.asarray(cp.rows.eligible) for cp in corpora])
+    margins = np.sort(np.abs(np.concatenate(oof)[eligible] - tau))
+    return float(margins[min(len(margins) - 1, int(share * len(margins)))])

@@ -36,24 +36,25 @@ cross-validation *within* the train parts (folds by dialogue): the one with
 the lowest mean protocol-A Pk over the preset's corpora, unless the preset
 pins it (``Preset.threshold``: the shipped file's recipe; ``--cv-threshold``
 for a variant; the CV's arg-min is kept as ``cv_threshold`` in the metadata
-and printed beside it); the judge band is
-the half-width around it holding ``--judge-share`` of the scored turns. The
-PCA is folded into three 384-dim weight vectors, saved with
-:meth:`BoundaryModel.save`. The metadata keeps the out-of-fold scores at the
-chosen threshold (``oof_at_threshold``) and the whole curve it was chosen
-from (``oof_by_threshold``: every threshold's mean Pk and each corpus's Pk
-and boundary ratio); the command prints the thresholds near the best, because
-that curve can be flat (docs/RESULTS.md, "Converged fits").
+and printed beside it); the judge band is the half-width around it holding
+``--judge-share`` of the scored turns. The PCA is folded into three 384-dim
+weight vectors (:meth:`BoundaryModel.save`). The metadata keeps the
+out-of-fold scores at the threshold (``oof_at_threshold``) and the curve it
+was chosen from (``oof_by_threshold``: per threshold, the mean Pk and each
+corpus's Pk and ratio); the command prints the thresholds near the best,
+because that curve can be flat (docs/RESULTS.md, "Converged fits").
 
 The agent preset also trains, by the same recipe, a second model for streams
 whose speaker roles are unknown (``BoundaryModel.roles_unknown``): on
 role-masked copies of every corpus (SuperDialseg and agent_tau rows rebuilt as
 TIAGE's are: every turn a row, role features zero), so that regime learns
 task-oriented talk too, not TIAGE's chit-chat alone; its own threshold comes
-from its own cross-validation. ``--no-roles-unknown-model`` skips it.
+from its own cross-validation, its band holds ``Preset.unknown_judge_share`` (chosen
+with the offline judge in the loop: ``--judge-curve``). ``--no-roles-unknown-model`` skips it.
 
-The steps live in :mod:`~episeg.evaluation.train_rows` (features, rows) and
-:mod:`~episeg.evaluation.train_fit` (fit, out-of-fold decode).
+The steps live in :mod:`~episeg.evaluation.train_rows` (features, rows),
+:mod:`~episeg.evaluation.train_fit` (fit, out-of-fold decode) and
+:mod:`~episeg.evaluation.train_judge` (``--judge-curve``: the judge in the loop).
 
 >>> sorted(PRESETS), PRESETS["agent"].weights
 (['agent', 'chat'], 'boundary.npz')
@@ -63,7 +64,6 @@ from __future__ import annotations
 
 import argparse
 import dataclasses
-import hashlib
 import logging
 from collections.abc import Sequence
 from pathlib import Path
@@ -73,12 +73,11 @@ import numpy as np
 
 from episeg.errors import ConfigError
 from episeg.evaluation.datasets import default_data_root, read_jsonl, select_part
-from episeg.evaluation.train_fit import (
-    CrossValidated,
-    cross_validated,
-    near_best_lines,
-)
-from episeg.evaluation.train_presets import LICENCES, PRESETS, TRAIN_PARTS, Preset, adaptive_meta
+from episeg.evaluation.train_fit import CrossValidated, cross_validated, near_best_lines
+from episeg.evaluation.train_judge import write_curve
+from episeg.evaluation.train_presets import NEVER_READ, PRESETS, TRAIN_PARTS, Preset
+from episeg.evaluation.train_presets import adaptive_meta as _adaptive
+from episeg.evaluation.train_presets import file_record as _record
 from episeg.evaluation.train_rows import (
     Corpus,
     embed_file,
@@ -107,6 +106,8 @@ def train(
     lookahead: int | None = None,
     unknown_lookahead: int | None = None,
     judge_share: float = 0.1,
+    unknown_judge_share: float | None = None,
+    judge_curve: Path | None = None,
     cache_dir: Path | None = None,
     max_chars: int = 2000,
     roles_unknown_model: bool = True,
@@ -116,13 +117,17 @@ def train(
 
     ``lookahead`` / ``unknown_lookahead``: the later turns the main / the roles-unknown
     model reads (default: the preset's :attr:`~episeg.evaluation.train_presets.Preset.lookahead`
-    and :attr:`~episeg.evaluation.train_presets.Preset.unknown_lookahead`).
+    and :attr:`~episeg.evaluation.train_presets.Preset.unknown_lookahead`); the same for
+    ``judge_share`` / ``unknown_judge_share`` (``Preset.unknown_judge_share``).
+    ``judge_curve``: write the roles-unknown model's judged curve there (JSON).
     """
     if preset not in PRESETS:
         raise ConfigError(f"unknown preset {preset!r}; valid: {', '.join(PRESETS)}")
     spec = PRESETS[preset]
     lookahead = spec.lookahead if lookahead is None else lookahead
     unknown_lookahead = spec.unknown_lookahead if unknown_lookahead is None else unknown_lookahead
+    shares = (unknown_judge_share, spec.unknown_judge_share, judge_share)
+    unknown_share = next(share for share in shares if share is not None)
     if lookahead < 0 or unknown_lookahead < 0:
         raise ConfigError("lookahead must be >= 0")
     dims = spec.dims if dims is None else dims
@@ -141,21 +146,12 @@ def train(
             chosen = [dataclasses.replace(d, roles_known=False) for d in chosen]
         vectors.append(embed_file(path, chosen, embedder, cache_dir, max_chars))
         corpora.append(teacher_forced(name, chosen, vectors[-1], lookahead))
-        files.append(
-            {
-                "corpus": name,
-                "file": rel,
-                "part": part,
-                "sha256": hashlib.sha256(path.read_bytes()).hexdigest(),
-                "dialogues": len(chosen),
-                "turns": sum(len(d) for d in chosen),
-                "boundaries": sum(len(d.boundaries) for d in chosen),
-                "licence": LICENCES[name],
-            }
-        )
+        files.append(_record(name, rel, part, path, chosen))
         log.info("%s: %d dialogues, %d rows", name, len(chosen), len(corpora[-1].rows.labels))
 
-    def recipe(chosen: list[Corpus], later: int, pinned: float | None = None) -> CrossValidated:
+    def recipe(
+        chosen: list[Corpus], later: int, share: float, pinned: float | None = None
+    ) -> CrossValidated:
         return cross_validated(
             chosen,
             dims=dims,
@@ -164,18 +160,13 @@ def train(
             folds=folds,
             lookahead=later,
             min_turns=spec.min_turns,
-            judge_share=judge_share,
+            judge_share=share,
             pinned=pinned,
         )
 
     settings = {
         "trained_on": files,
-        "never_read": [
-            "dialseg711/dialseg711.jsonl",
-            "tiage/tiage_dev.jsonl",
-            "superdialseg_validation hash-report half",
-            "agent_tau_dev task-report part",
-        ],
+        "never_read": list(NEVER_READ),
         "preset": preset,
         "min_turns": spec.min_turns,
         "embedder": embedder.name,
@@ -197,15 +188,18 @@ def train(
         meta = {
             **settings,
             "lookahead": unknown_lookahead,
+            "judge_share": unknown_share,
             "roles_known": False,
             "roles_dropped": dropped,
         }
-        cv = recipe(masked, unknown_lookahead)
-        sub = cv.shipped(meta, adaptive_meta(spec, cv.threshold))
+        cv = recipe(masked, unknown_lookahead, unknown_share)
+        if judge_curve is not None:  # the judge in the loop (train_judge): costs minutes
+            write_curve(judge_curve, masked, cv, embedder, min_turns=spec.min_turns)
+        sub = cv.shipped(meta, _adaptive(spec, cv.threshold))
     main_meta = {**settings, "roles_known": spec.roles_known}
     pin = spec.threshold if pinned_threshold else None
-    cv = recipe(corpora, lookahead, pin)
-    return cv.shipped(main_meta, adaptive_meta(spec, cv.threshold), sub)
+    cv = recipe(corpora, lookahead, judge_share, pin)
+    return cv.shipped(main_meta, _adaptive(spec, cv.threshold), sub)
 
 
 def _parser() -> argparse.ArgumentParser:
@@ -235,6 +229,10 @@ def _parser() -> argparse.ArgumentParser:
     )
     share = "share of hint-eligible turns in the judge's uncertain band"
     p.add_argument("--judge-share", type=float, default=0.1, help=share)
+    unknown = f"{share}, roles-unknown model (default: the preset's, 0.05 for agent)"
+    p.add_argument("--unknown-judge-share", type=float, default=None, help=unknown)
+    curve = "write the roles-unknown model's curve with the offline judge in the loop (JSON)"
+    p.add_argument("--judge-curve", type=Path, default=None, help=curve)
     p.add_argument("--cache-dir", type=Path, default=None, help="embedding cache (.npy)")
     p.add_argument(
         "--cv-threshold",
@@ -274,6 +272,8 @@ def main(argv: Sequence[str] | None = None) -> int:
         lookahead=args.lookahead,
         unknown_lookahead=args.unknown_lookahead,
         judge_share=args.judge_share,
+        unknown_judge_share=args.unknown_judge_share,
+        judge_curve=args.judge_curve,
         cache_dir=args.cache_dir,
         roles_unknown_model=args.roles_unknown_model,
         pinned_threshold=args.pinned_threshold,
