@@ -134,3 +134,12 @@ def test_the_trainer_writes_the_judged_curve(tmp_path: Path, capsys):
     assert m.roles_unknown is not None  # the curve does not change what is trained
     assert np.array_equal(m.roles_unknown.weights, small(root).roles_unknown.weights)  # type: ignore[union-attr]
     assert "the registered rule takes share" in capsys.readouterr().out
+
+
+def test_a_curve_without_a_roles_unknown_model_is_refused(tmp_path: Path):
+    root = write_root(tmp_path / "data")
+    with pytest.raises(ConfigError, match="judge-curve"):
+        small(root, preset="chat", judge_curve=tmp_path / "c.json")
+    with pytest.raises(ConfigError, match="judge-curve"):
+        small(root, roles_unknown_model=False, judge_curve=tmp_path / "c.json")
+    assert not (tmp_path / "c.json").exists()

@@ -10,8 +10,10 @@ whose "new" or "sub-episode" cuts and whose "continue" keeps the episode; other
 turns follow the logit. The judge sees what
 :class:`~episeg.segmentation.signals.prediction.PredictionError` gives it: the
 running summary and the four recent turns, both reset at a cut (the summary is
-kept only when the judge opened the episode). Logits stay teacher-forced, as in
-the plain decode.
+kept only when the judge opened the episode). Logits stay teacher-forced, and the
+relative threshold and the structural pivot cue are left out, as in the plain
+decode: on 2026-12-07 this decode did not predict the judge's effect on the
+report parts (docs/RESULTS.md), so read its curve as a train-part estimate.
 
 :func:`judge_share_curve` runs that decode at several shares (each share's band
 holds that share of the eligible out-of-fold logits, :func:`~episeg.evaluation.

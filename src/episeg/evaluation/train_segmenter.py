@@ -115,11 +115,10 @@ def train(
 ) -> BoundaryModel:
     """Train one preset's model on its train parts under ``data_root`` (module docstring).
 
-    ``lookahead`` / ``unknown_lookahead``: the later turns the main / the roles-unknown
-    model reads (default: the preset's :attr:`~episeg.evaluation.train_presets.Preset.lookahead`
-    and :attr:`~episeg.evaluation.train_presets.Preset.unknown_lookahead`); the same for
-    ``judge_share`` / ``unknown_judge_share`` (``Preset.unknown_judge_share``).
-    ``judge_curve``: write the roles-unknown model's judged curve there (JSON).
+    ``lookahead`` / ``unknown_lookahead``: the later turns the main / the roles-unknown model
+    reads (default: the preset's ``Preset.lookahead`` / ``Preset.unknown_lookahead``); the same
+    for ``judge_share`` / ``unknown_judge_share``. ``judge_curve``: write the roles-unknown
+    model's judged curve there (JSON).
     """
     if preset not in PRESETS:
         raise ConfigError(f"unknown preset {preset!r}; valid: {', '.join(PRESETS)}")
@@ -127,9 +126,11 @@ def train(
     lookahead = spec.lookahead if lookahead is None else lookahead
     unknown_lookahead = spec.unknown_lookahead if unknown_lookahead is None else unknown_lookahead
     shares = (unknown_judge_share, spec.unknown_judge_share, judge_share)
-    unknown_share = next(share for share in shares if share is not None)
+    unknown_share = next(s for s in shares if s is not None)
     if lookahead < 0 or unknown_lookahead < 0:
         raise ConfigError("lookahead must be >= 0")
+    if judge_curve is not None and not (spec.roles_unknown_model and roles_unknown_model):
+        raise ConfigError("--judge-curve reads the roles-unknown model, which this run skips")
     dims = spec.dims if dims is None else dims
     c = spec.c if c is None else c
     corpora: list[Corpus] = []
@@ -229,8 +230,7 @@ def _parser() -> argparse.ArgumentParser:
     )
     share = "share of hint-eligible turns in the judge's uncertain band"
     p.add_argument("--judge-share", type=float, default=0.1, help=share)
-    unknown = f"{share}, roles-unknown model (default: the preset's, 0.05 for agent)"
-    p.add_argument("--unknown-judge-share", type=float, default=None, help=unknown)
+    p.add_argument("--unknown-judge-share", type=float, help=f"{share}, roles-unknown model")
     curve = "write the roles-unknown model's curve with the offline judge in the loop (JSON)"
     p.add_argument("--judge-curve", type=Path, default=None, help=curve)
     p.add_argument("--cache-dir", type=Path, default=None, help="embedding cache (.npy)")
