@@ -7,10 +7,11 @@ order as :class:`~episeg.segmentation.learned.LearnedPolicy` with the
 ``ambiguous`` gate does: a turn whose logit lies within ``band`` of the
 threshold (and whose open episode has ``min_turns`` turns) is put to the judge,
 whose "new" or "sub-episode" cuts and whose "continue" keeps the episode; other
-turns follow the logit. The judge sees what
-:class:`~episeg.segmentation.signals.prediction.PredictionError` gives it: the
-running summary and the four recent turns, both reset at a cut (the summary is
-kept only when the judge opened the episode). Logits stay teacher-forced, and the
+turns follow the logit. The judge is asked through the product's own
+:class:`~episeg.segmentation.signals.prediction.PredictionError`, so it sees the
+running summary and the four recent turns as in ``Memory`` (both reset at a cut;
+the summary kept only when the judge opened the episode), and a failed call
+abstains and leaves the logit's decision. Logits stay teacher-forced, and the
 relative threshold and the structural pivot cue are left out, as in the plain
 decode: on 2026-12-07 this decode did not predict the judge's effect on the
 report parts (docs/RESULTS.md), so read its curve as a train-part estimate.
@@ -31,7 +32,6 @@ docs/RESULTS.md ("The judge band of the roles-unknown model").
 from __future__ import annotations
 
 import json
-from collections import deque
 from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
@@ -42,7 +42,8 @@ from episeg.errors import ConfigError
 from episeg.evaluation.protocols import score_protocols
 from episeg.evaluation.train_fit import CrossValidated, band_for
 from episeg.evaluation.train_rows import Corpus
-from episeg.types import Decision, Turn
+from episeg.segmentation.signals.prediction import PredictionError
+from episeg.types import Decision, ObservedTurn, TurnType
 from episeg.typing import Embedder, Judge
 
 __all__ = ["SHARES", "choose_share", "judge_share_curve", "judged_decode", "write_curve"]
@@ -52,6 +53,8 @@ SHARES = (0.05, 0.1, 0.15, 0.2, 0.3)
 
 RECENT_TURNS = 4
 """What ``PredictionError`` shows the judge besides the summary (its default)."""
+
+_NO_VECTOR = np.zeros(0)  # the judge embeds what it needs; the signal reads no vector
 
 
 def judged_decode(
@@ -78,26 +81,25 @@ def judged_decode(
     calls = turns = 0
     for g, dialogue in enumerate(corpus.dialogues):
         cuts: list[int] = []
-        last, summary, fresh = 0, "", False
-        recent: deque[Turn] = deque(maxlen=RECENT_TURNS)
+        last = 0
+        signal = PredictionError(judge, every=0, recent_turns=RECENT_TURNS)  # the product's
         for t, turn in enumerate(dialogue.turns):
             turns += 1
-            z = scored.get((g, t))
-            cut = False
-            if z is not None and t - last >= min_turns:
-                cut = z >= tau
-                if abs(z - tau) < band and recent:
-                    answer = judge.judge(summary, tuple(recent), turn)
-                    calls += 1
-                    summary, fresh = answer.summary, answer.decision.opens_episode
-                    cut = answer.decision in (Decision.BOUNDARY, Decision.SUB_EPISODE)
+            # roles unknown: every turn is read as the user's (the signal reads no type)
+            seen = ObservedTurn(turn, turn.text, _NO_VECTOR, t, TurnType.USER_QUESTION)
+            z = scored.get((g, t)) if t - last >= min_turns else None
+            if z is not None and abs(z - tau) < band:
+                verdict = signal.update(seen, ask=True)
+                abstained = verdict.decision is Decision.ABSTAIN  # the logit's decision stands
+                cut = z >= tau if abstained else verdict.decision.opens_episode
+            else:
+                signal.record(seen)
+                cut = z is not None and z >= tau
             if cut:
                 cuts.append(t)
                 last = t
-                recent.clear()
-                summary = summary if fresh else ""
-                fresh = False
-            recent.append(turn)
+                signal.reset(seen)
+        calls += signal.calls
         hyps.append(cuts)
     s = score_protocols(
         [d.boundaries for d in corpus.dialogues], hyps, [len(d) for d in corpus.dialogues]
