@@ -16,13 +16,7 @@ import time
 from episeg.config import CombinerConfig, EpisegConfig
 from episeg.interfaces.transcript import read_transcript
 from episeg.memory import Memory
-from episeg.testing import HashingEmbedder
-
-
-class MiniLMShaped(HashingEmbedder):
-    """Hashing vectors with the shipped boundary model's name and width."""
-
-    name = "all-MiniLM-L6-v2"
+from episeg.testing import HashingEmbedder, MiniLMShaped
 
 
 def worker_parts(lookahead: bool) -> tuple[HashingEmbedder, EpisegConfig]:

@@ -17,7 +17,7 @@ from episeg.config import CombinerConfig, EpisegConfig, JudgeConfig
 from episeg.durability.journal import Journal
 from episeg.errors import JournalError
 from episeg.memory import Memory
-from episeg.testing import HashingEmbedder, ScriptedJudge
+from episeg.testing import MiniLMShaped, ScriptedJudge
 from episeg.types import Episode, Turn
 from tests.property_budget import examples
 
@@ -26,15 +26,6 @@ from .memstore import MemBackend
 from .test_replay import assert_tiles, build, crashed, crashed_with_judge, turn_specs
 
 _TMP = "/dev/shm" if Path("/dev/shm").is_dir() else None
-
-
-class MiniLMShaped(HashingEmbedder):
-    """Hashing vectors with the shipped model's name and width (no model needed)."""
-
-    name = "all-MiniLM-L6-v2"
-
-    def __init__(self) -> None:
-        super().__init__(dim=384)
 
 
 def config(**judge: Any) -> EpisegConfig:

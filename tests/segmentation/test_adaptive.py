@@ -13,19 +13,10 @@ from episeg.segmentation.learned import AdaptiveThreshold, BoundaryModel, Learne
 from episeg.segmentation.segmenter import Segmenter
 from episeg.segmentation.signals.factory import ALL_SIGNALS, SignalFactory
 from episeg.segmentation.signals.semantic import turn_words
-from episeg.testing import HashingEmbedder
+from episeg.testing import MiniLMShaped
 from episeg.types import Decision, Episode, Turn
 
 WORDS = ["auth", "jwt", "login", "deploy", "prod", "terraform", "retry", "log", "cache", "db"]
-
-
-class MiniLMShaped(HashingEmbedder):
-    """Hashing vectors with the shipped model's name and width (no model needed)."""
-
-    name = "all-MiniLM-L6-v2"
-
-    def __init__(self) -> None:
-        super().__init__(dim=384)
 
 
 def distance_model(bias: float) -> BoundaryModel:

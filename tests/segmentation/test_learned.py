@@ -31,22 +31,13 @@ from episeg.segmentation.learned import (
 from episeg.segmentation.segmenter import Segmenter
 from episeg.segmentation.signals import PIVOT_REASON
 from episeg.segmentation.signals.drift import GradualDrift
-from episeg.testing import HashingEmbedder, ScriptedJudge
+from episeg.testing import HashingEmbedder, MiniLMShaped, ScriptedJudge
 from episeg.types import Decision, Episode, ObservedTurn, Turn, TurnType, Verdict
 from tests.property_budget import examples
 
 # The shipped agent model's logit at turn 6 of the synthetic stream below (a regression pin).
 KNOWN_TURN6_LOGIT = -0.32808575874331014  # the fit on folds by content group, shipped 2026-12-07
 WORDS = ["auth", "jwt", "login", "deploy", "prod", "terraform", "retry", "log", "cache", "db"]
-
-
-class MiniLMShaped(HashingEmbedder):
-    """Hashing vectors with the shipped model's name and width (no model needed)."""
-
-    name = "all-MiniLM-L6-v2"
-
-    def __init__(self) -> None:
-        super().__init__(dim=384)
 
 
 def unit(rng: np.random.Generator, dim: int = 384) -> np.ndarray:

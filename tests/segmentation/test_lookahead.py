@@ -16,20 +16,11 @@ from episeg.segmentation.features import EpisodeContext, TurnView, boundary_feat
 from episeg.segmentation.learned import DEFAULT_WEIGHTS, MAX_LOOKAHEAD, BoundaryModel
 from episeg.segmentation.lookahead import Lookahead
 from episeg.segmentation.segmenter import Segmenter
-from episeg.testing import HashingEmbedder, ScriptedJudge
+from episeg.testing import HashingEmbedder, MiniLMShaped, ScriptedJudge
 from episeg.types import Actor, Turn
 from tests.property_budget import examples
 
 WORDS = ["auth", "jwt", "deploy", "terraform", "train", "cambridge", "taxi", "hotel", "pizza"]
-
-
-class MiniLMShaped(HashingEmbedder):
-    """Hashing vectors with the shipped model's name and width (no model needed)."""
-
-    name = "all-MiniLM-L6-v2"
-
-    def __init__(self) -> None:
-        super().__init__(dim=384)
 
 
 def unknown_roles(**kw: object) -> Segmenter:

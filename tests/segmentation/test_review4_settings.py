@@ -16,19 +16,10 @@ from episeg.config import CombinerConfig, EpisegConfig, JudgeConfig, PolicyConfi
 from episeg.errors import ConfigError
 from episeg.evaluation.configs import LEARNED_NAMES, SEGMENTER_NAMES, build_segment_fn
 from episeg.segmentation.segmenter import Segmenter
-from episeg.testing import HashingEmbedder, ScriptedJudge
+from episeg.testing import HashingEmbedder, MiniLMShaped, ScriptedJudge
 from episeg.types import Turn
 
 IGNORED = "episeg.segmentation.arguments"
-
-
-class MiniLMShaped(HashingEmbedder):
-    """Passes the learned combiner's embedder check (name and width)."""
-
-    name = "all-MiniLM-L6-v2"
-
-    def __init__(self) -> None:
-        super().__init__(dim=384)
 
 
 @pytest.mark.parametrize("signal", ["window", "marker", "prediction", "combiner"])

@@ -15,20 +15,11 @@ from episeg.segmentation.features import (
 )
 from episeg.segmentation.learned import DEFAULT_WEIGHTS, BoundaryModel, LearnedPolicy
 from episeg.segmentation.segmenter import Segmenter
-from episeg.testing import HashingEmbedder
+from episeg.testing import MiniLMShaped
 from episeg.types import Turn
 
 NAMES = feature_names(0)
 TOPICS = ["book a table for two", "a taxi to the station", "train to cambridge", "hotel parking"]
-
-
-class MiniLMShaped(HashingEmbedder):
-    """Hashing vectors with the shipped model's name and width (no model needed)."""
-
-    name = "all-MiniLM-L6-v2"
-
-    def __init__(self) -> None:
-        super().__init__(dim=384)
 
 
 def unknown_roles_segmenter(threshold: float | None = None, **kw) -> Segmenter:

@@ -5,7 +5,7 @@ tested through the real embedder, real Chroma and the real SDKs.
 """
 
 from episeg.testing.chroma_server import ChromaServer, free_port, stop_process
-from episeg.testing.fakes import HashingEmbedder, ScriptedJudge
+from episeg.testing.fakes import HashingEmbedder, MiniLMShaped, ScriptedJudge
 from episeg.testing.llm_server import LoopbackLLMServer, RecordedRequest, Reply
 from episeg.testing.memory_store import InMemoryBackend, InMemoryEpisodeStore
 
@@ -15,6 +15,7 @@ __all__ = [
     "InMemoryBackend",
     "InMemoryEpisodeStore",
     "LoopbackLLMServer",
+    "MiniLMShaped",
     "RecordedRequest",
     "Reply",
     "ScriptedJudge",

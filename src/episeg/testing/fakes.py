@@ -21,7 +21,25 @@ from episeg.embedders import HashingEmbedder
 from episeg.errors import JudgeError
 from episeg.types import Decision, JudgeAnswer, Turn
 
-__all__ = ["HashingEmbedder", "ScriptedJudge"]
+__all__ = ["HashingEmbedder", "MiniLMShaped", "ScriptedJudge"]
+
+
+class MiniLMShaped(HashingEmbedder):
+    """Hashing vectors under the bundled model's name and width (384).
+
+    It passes the learned combiner's embedder check, so unit tests of the
+    learned path's logic run without loading MiniLM. Its vectors mean nothing
+    to the boundary model: never use it to judge segmentation quality.
+
+    >>> from episeg.segmentation import Segmenter
+    >>> Segmenter(embedder=MiniLMShaped()).learned is not None
+    True
+    """
+
+    name = "all-MiniLM-L6-v2"
+
+    def __init__(self, dim: int = 384) -> None:
+        super().__init__(dim=dim)
 
 
 class ScriptedJudge:
