@@ -230,16 +230,13 @@ def _parser() -> argparse.ArgumentParser:
     )
     share = "share of hint-eligible turns in the judge's uncertain band"
     p.add_argument("--judge-share", type=float, default=0.1, help=share)
-    p.add_argument("--unknown-judge-share", type=float, help=f"{share}, roles-unknown model")
+    unknown = f"{share}, roles-unknown model (default: the preset's, 0.05 for agent)"
+    p.add_argument("--unknown-judge-share", type=float, help=unknown)
     curve = "write the roles-unknown model's curve with the offline judge in the loop (JSON)"
-    p.add_argument("--judge-curve", type=Path, default=None, help=curve)
+    p.add_argument("--judge-curve", type=Path, help=curve)
     p.add_argument("--cache-dir", type=Path, default=None, help="embedding cache (.npy)")
-    p.add_argument(
-        "--cv-threshold",
-        dest="pinned_threshold",
-        action="store_false",
-        help="the CV's threshold for the main model too, where the preset pins one",
-    )
+    cv = "the CV's threshold for the main model too, where the preset pins one"
+    p.add_argument("--cv-threshold", dest="pinned_threshold", action="store_false", help=cv)
     p.add_argument(
         "--no-roles-unknown-model",
         dest="roles_unknown_model",
