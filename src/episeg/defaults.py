@@ -6,7 +6,8 @@ interfaces, the report and the evaluation all agree on it:
 
 * :func:`default_embedder`: the bundled all-MiniLM-L6-v2 on ONNX Runtime (or torch:
   ``embedding.backend``), loaded once per process;
-* :func:`default_judge`: the offline :class:`~episeg.judges.local.LocalJudge`;
+* :func:`default_judge`: the offline :class:`~episeg.judges.local.LocalJudge`, which
+  :func:`resolve_judge` builds only where it was measured to help (see there);
 * :func:`default_scorer`: the offline :class:`~episeg.salience.AnchoredOfflineScorer`
   for ``config``'s salience domain.
 
@@ -16,7 +17,7 @@ means "none at all" (``Memory(judge=None)`` disables the judge);
 
 >>> from episeg.testing import HashingEmbedder
 >>> emb = HashingEmbedder()
->>> resolve_judge(DEFAULT, emb).name, resolve_judge(None, emb)
+>>> resolve_judge(DEFAULT, emb).name, resolve_judge(None, emb)  # layered combiner here
 ('local', None)
 >>> type(resolve_scorer(DEFAULT, emb)).__name__, resolve_scorer(None, emb)
 ('AnchoredOfflineScorer', None)
@@ -27,6 +28,7 @@ DEFAULT
 from __future__ import annotations
 
 import enum
+import logging
 from typing import Final, Literal
 
 from episeg.config import EpisegConfig
@@ -39,6 +41,7 @@ __all__ = [
     "default_embedder",
     "default_judge",
     "default_scorer",
+    "offline_judge_helps",
     "resolve_judge",
     "resolve_scorer",
 ]
@@ -51,6 +54,7 @@ class _DefaultType(enum.Enum):
         return "DEFAULT"
 
 
+log = logging.getLogger(__name__)
 DEFAULT: Final = _DefaultType.DEFAULT
 """Sentinel: build the offline default component (``None`` means no component)."""
 
@@ -88,9 +92,44 @@ def default_scorer(embedder: Embedder, config: EpisegConfig | None = None) -> Sa
     return AnchoredOfflineScorer(embedder, anchors=config.salience.anchors)
 
 
-def resolve_judge(judge: Judge | Default | None, embedder: Embedder) -> Judge | None:
-    """``DEFAULT`` becomes :func:`default_judge`; a judge or ``None`` is kept."""
-    return default_judge(embedder) if judge is DEFAULT else judge
+def offline_judge_helps(config: EpisegConfig, embedder: Embedder) -> bool:
+    """Whether the segmenter ``config`` and ``embedder`` build is one the offline judge helps.
+
+    True for the layered combiner (built around the judge) and for a learned
+    model trained with roles unknown (the roles-unknown model, the chat
+    preset); False for a model trained with real roles (the default agent
+    model), where the offline judge made both roles-known tune parts worse
+    (agent_tau 0.077 -> 0.084, SuperDialseg 0.233 -> 0.238 Pk; docs/RESULTS.md,
+    "`Memory`'s offline default with real roles: no judge").
+
+    >>> from episeg.testing import HashingEmbedder
+    >>> offline_judge_helps(EpisegConfig(), HashingEmbedder())  # no MiniLM: layered
+    True
+    """
+    from episeg.segmentation.learned import learned_policy
+
+    policy = learned_policy(config, embedder)
+    return policy is None or policy.model.meta.get("roles_known", True) is False
+
+
+def resolve_judge(
+    judge: Judge | Default | None, embedder: Embedder, config: EpisegConfig | None = None
+) -> Judge | None:
+    """A judge or ``None`` is kept; ``DEFAULT`` is the offline default for ``config``.
+
+    ``DEFAULT`` becomes :func:`default_judge` where :func:`offline_judge_helps`
+    (``config`` default: ``EpisegConfig()``), and ``None`` (no judge, logged)
+    where it does not. An explicit ``LocalJudge`` or LLM judge is always used.
+    """
+    if judge is not DEFAULT:
+        return judge
+    if offline_judge_helps(config or EpisegConfig(), embedder):
+        return default_judge(embedder)
+    log.info(
+        "the default judge: none (the offline judge made the roles-known model's "
+        "segmentation worse; pass a judge to use one)"
+    )
+    return None
 
 
 def resolve_scorer(

@@ -82,8 +82,11 @@ class Memory(
     embedder
         Default: the bundled all-MiniLM-L6-v2 (:func:`episeg.defaults.default_embedder`).
     judge
-        Prediction-error judge; ``DEFAULT`` is the offline :class:`LocalJudge`
-        (:func:`episeg.defaults.default_judge`), ``None`` disables signal 3.
+        Prediction-error judge, asked in the boundary model's uncertain band;
+        ``None`` disables signal 3. ``DEFAULT`` is the offline :class:`LocalJudge`
+        where it was measured to help (the layered combiner, the roles-unknown
+        model) and no judge with the default roles-known model, where it made
+        segmentation worse (:func:`episeg.defaults.resolve_judge`).
     scorer
         Salience scorer; ``DEFAULT`` is the offline anchored scorer for
         ``config.salience.anchors`` (:func:`episeg.defaults.default_scorer`);
@@ -155,7 +158,7 @@ class Memory(
         self.embedder = embedder = (
             embedder if embedder is not None else default_embedder(self.config)
         )
-        self.judge: Judge | None = resolve_judge(judge, embedder)
+        self.judge: Judge | None = resolve_judge(judge, embedder, self.config)
         self.scorer: SalienceScorer | None = resolve_scorer(scorer, embedder, self.config)
         self.backend: StoreBackend = backend or ChromaBackend.persistent(
             self.path / "chroma", sync_threshold=self.config.store.sync_threshold

@@ -102,9 +102,12 @@ class TestRun:
         assert main([*args, "--no-judge", "--json", str(out)]) == 0
         assert [m.judge for m in built] == [None] and json.loads(out.read_text())["judge"] == "none"
         assert "| **episeg Memory.recall (judge=None)** |" in capsys.readouterr().out
-        assert main([*args, "--json", str(out)]) == 0
-        assert getattr(built[1].judge, "name", None) == "local"
-        assert json.loads(out.read_text())["judge"] == "default"
+        assert main([*args, "--json", str(out)]) == 0  # the default: real roles, no judge
+        assert built[1].judge is None and json.loads(out.read_text())["judge"] == "default (none)"
+        unknown = ["--set", "combiner.roles_known=false"]
+        assert main([*args, *unknown, "--json", str(out)]) == 0
+        assert getattr(built[2].judge, "name", None) == "local"
+        assert json.loads(out.read_text())["judge"] == "default (local)"
 
     def test_set_changes_every_memory_config_and_is_recorded(
         self, data: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch

@@ -33,6 +33,9 @@ name              what
 learned           the agent-memory default: every cheap signal, the shipped model
 learned-chat      the open-domain chat preset (``chat.npz``, roles ignored)
 learned+judge     the default with the offline LocalJudge on the uncertain band
+memory            what ``Memory()`` runs: the default with ``Memory``'s default judge
+                  (:func:`~episeg.defaults.resolve_judge`: the offline judge with
+                  roles unknown, none with real roles)
 learned-no-<g>    the default with feature group ``g`` held at its training mean
                   (:data:`ABLATIONS`) or, for ``marker``/``structural``/``window``,
                   that signal off
@@ -61,7 +64,7 @@ Traceback (most recent call last):
 ...
 episeg.errors.ConfigError: unknown configuration 'nope'; valid: texttiling, texttiling-emb, \
 even, none, all, every-user-turn, probe, window, semantic, semantic+drift, prediction-local, \
-layered, seed, learned, learned-chat, learned+judge, learned-no-<group>
+layered, seed, learned, learned-chat, learned+judge, memory, learned-no-<group>
 """
 
 from __future__ import annotations
@@ -71,7 +74,7 @@ from pathlib import Path
 from typing import Any
 
 from episeg.config import EpisegConfig
-from episeg.defaults import default_embedder, default_judge
+from episeg.defaults import DEFAULT, default_embedder, default_judge, resolve_judge
 from episeg.embedders import CachingEmbedder, HashingEmbedder
 from episeg.errors import ConfigError
 from episeg.evaluation.ablations import ABLATIONS, SIGNAL_ABLATIONS, ablated
@@ -98,7 +101,7 @@ __all__ = [
 
 BASELINE_NAMES = ("texttiling", "texttiling-emb", "even", "none", "all", "every-user-turn", "probe")
 SEGMENTER_NAMES = ("window", "semantic", "semantic+drift", "prediction-local", "layered", "seed")
-LEARNED_NAMES = ("learned", "learned-chat", "learned+judge")
+LEARNED_NAMES = ("learned", "learned-chat", "learned+judge", "memory")
 CONFIG_NAMES = BASELINE_NAMES + SEGMENTER_NAMES + LEARNED_NAMES
 _LEARNED_SIGNALS = frozenset({"marker", "structural", "window", "semantic", "drift"})
 _SIGNALS: dict[str, frozenset[str]] = {
@@ -148,16 +151,23 @@ def segmenter_fn(
     embedder: Embedder,
     with_judge: bool,
     ablate: Sequence[str] = (),
+    memory_default: bool = False,
 ) -> SegmentFn:
     """A ``segment_fn`` running one :class:`~episeg.segmentation.Segmenter` (stats as deltas).
 
     ``ablate`` holds learned-model features at their training mean (ablations).
+    ``memory_default``: the judge is ``Memory``'s default for the config
+    (:func:`~episeg.defaults.resolve_judge`) instead of the offline one.
     """
+    config = EpisegConfig().with_overrides(**overrides)
+    judge = default_judge(embedder) if with_judge else None
+    if memory_default:
+        judge = resolve_judge(DEFAULT, embedder, config)
     seg = Segmenter(
-        config=EpisegConfig().with_overrides(**overrides),
+        config=config,
         embedder=embedder,
-        judge=default_judge(embedder) if with_judge else None,
-        signals=signals,
+        judge=judge,
+        signals=signals - ({"prediction"} if judge is None else set()),
     )
     if ablate:
         if seg.learned is None:
@@ -239,7 +249,8 @@ def build_segment_fn(
         preset: dict[str, Any] = {"combiner.kind": "learned"}
         if name == "learned-chat":
             preset.update(_EVAL_BASE, **{"combiner.weights": "chat"})
-        signals = _LEARNED_SIGNALS | ({"prediction"} if name == "learned+judge" else set())
+        judged = name in ("learned+judge", "memory")
+        signals = _LEARNED_SIGNALS | ({"prediction"} if judged else set())
         if ablation in SIGNAL_ABLATIONS:
             signals = signals - {ablation}
         return segmenter_fn(
@@ -248,6 +259,7 @@ def build_segment_fn(
             embedder=emb,
             with_judge=name == "learned+judge",
             ablate=ABLATIONS.get(ablation or "", ()),
+            memory_default=name == "memory",
         )
     config = {**base, "combiner.kind": "layered", **_PRESETS.get(name, {}), **params}
     if name == "window" and "window.max_turns" not in config:

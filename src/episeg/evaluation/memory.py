@@ -133,8 +133,8 @@ def run_memory_eval(
 ) -> dict[str, Any]:
     """Run the evaluation (see the module docstring); returns a JSON-ready dict.
 
-    ``judge=False`` builds each memory with ``judge=None`` (no prediction-error
-    signal) instead of the default offline judge, everything else the same.
+    ``judge=False`` builds each memory with ``judge=None`` instead of ``Memory``'s
+    default judge (none with real roles; the result's ``judge`` names the one built).
     ``overrides`` (``["recall.warm_cache=true", ...]``, see
     :mod:`episeg.config.overrides`) change every memory's config; the result
     records them.
@@ -150,8 +150,8 @@ def run_memory_eval(
     ablations: dict[str, MethodScores] = {}
     latencies: list[float] = []
     salience_rows: list[tuple[float, int, int, int]] = []
-    ingest_seconds = 0.0
-    n_turns = 0
+    ingest_seconds, n_turns = 0.0, 0
+    built = "none"  # the judge DEFAULT resolved to (episeg.defaults.resolve_judge)
     root = Path(tempfile.mkdtemp(prefix="episeg-eval-memory-", dir=workdir))
     for conv in convs:
         clock_now = conv.end + 3600.0
@@ -161,6 +161,7 @@ def run_memory_eval(
             judge=DEFAULT if judge else None,
             config=config,
         )
+        built = memory.judge.name if memory.judge is not None else "none"
         t0 = time.perf_counter()
         episodes = ingest(memory, conv)
         ingest_seconds += time.perf_counter() - t0
@@ -235,7 +236,7 @@ def run_memory_eval(
     lat = np.asarray(latencies) * 1000.0
     return {
         "data": str(data),
-        "judge": "default" if judge else "none",
+        "judge": f"default ({built})" if judge else "none",
         "config_overrides": list(overrides),
         "provenance": provenance(),
         "conversations": [c.id for c in convs],

@@ -41,7 +41,7 @@ def memory_parser() -> argparse.ArgumentParser:
     p.add_argument(
         "--no-judge",
         action="store_true",
-        help="build each memory with judge=None instead of the default offline judge",
+        help="build each memory with judge=None instead of Memory's default judge",
     )
     p.add_argument(
         "--set",

@@ -1,8 +1,9 @@
 """The demo: segment, score, store and recall the bundled agent conversation.
 
 The sample moves from auth debugging to a prod deploy (with a terraform lock
-detour) to retry logging. Everything runs offline: bundled MiniLM, the local
-judge, the anchored offline salience scorer and an embedded Chroma store.
+detour) to retry logging. Everything runs offline: bundled MiniLM, ``Memory``'s
+default judge (none for a conversation with real roles: the boundary model alone),
+the anchored offline salience scorer and an embedded Chroma store.
 Run again on the same ``--path``, it records the sample in a new session
 (``demo-2``, ``demo-3``, ...) and recalls within it, so each run shows the
 same thing and no earlier run is changed.

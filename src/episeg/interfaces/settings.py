@@ -149,7 +149,12 @@ class EpisegSettings(BaseSettings):
         )
 
     def build_judge(self) -> Judge | Default | None:
-        """The configured judge (``DEFAULT``: the offline local judge)."""
+        """The configured judge.
+
+        ``local`` is ``DEFAULT``, the offline default of
+        :func:`~episeg.defaults.resolve_judge`: the local judge where it helps,
+        none with the roles-known boundary model.
+        """
         s = self.judge
         if s.kind == "local":
             return DEFAULT

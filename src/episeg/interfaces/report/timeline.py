@@ -25,7 +25,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 
 from episeg.config import EpisegConfig
-from episeg.defaults import default_embedder, default_judge, default_scorer
+from episeg.defaults import DEFAULT, default_embedder, default_scorer, resolve_judge
 from episeg.interfaces.views import fired_verdicts
 from episeg.segmentation.segmenter import Segmenter, TurnTrace
 from episeg.types import Decision, Episode, Turn, Verdict
@@ -86,13 +86,17 @@ def build_timelines(
     """Segment ``turns`` (batch, with trace), score each episode, lay out per session.
 
     ``scorer`` defaults to the offline anchored scorer for
-    ``config.salience.anchors``; the judge is the offline :class:`LocalJudge`.
+    ``config.salience.anchors``; the judge is ``Memory``'s default
+    (:func:`~episeg.defaults.resolve_judge`).
     """
     config = config or EpisegConfig()
     embedder = embedder if embedder is not None else default_embedder(config)
     scorer = scorer if scorer is not None else default_scorer(embedder, config)
     segmenter = Segmenter(
-        config=config, embedder=embedder, judge=default_judge(embedder), keep_trace=True
+        config=config,
+        embedder=embedder,
+        judge=resolve_judge(DEFAULT, embedder, config),
+        keep_trace=True,
     )
     episodes = [
         dataclasses.replace(ep, salience=scorer.score(ep)) for ep in segmenter.segment(turns)
