@@ -167,7 +167,7 @@ def segmenter_fn(
         config=config,
         embedder=embedder,
         judge=judge,
-        signals=signals - ({"prediction"} if judge is None else set()),
+        signals=signals - ({"prediction"} if memory_default and judge is None else set()),
     )
     if ablate:
         if seg.learned is None:
